@@ -1,0 +1,220 @@
+//! Type-erased jobs: what the deques carry.
+//!
+//! A [`JobRef`] is a pointer plus the function that knows how to run it, so one deque type
+//! carries stack jobs (`join`, `install`), heap jobs (`spawn`, `Scope::spawn`) and anything
+//! later issues add. Every `JobRef` must be executed exactly once. The design follows
+//! rayon-core's `job.rs`.
+
+use crate::sync::UnsafeCell;
+use crate::unwind;
+use std::any::Any;
+use std::mem;
+
+/// A job that can be executed through a raw pointer.
+pub(crate) trait Job {
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// `this` must point to a live job of this type that has not been executed yet, and it
+    /// must be executed at most once.
+    unsafe fn execute(this: *const ());
+}
+
+/// A type-erased reference to a job: data pointer plus the function that runs it.
+///
+/// Moved through crossbeam deques between threads; whoever takes it out must call
+/// [`JobRef::execute`] exactly once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobRef {
+    pointer: *const (),
+    execute_fn: unsafe fn(*const ()),
+}
+
+// SAFETY: a JobRef is only a handle; the job types that create one (StackJob, HeapJob)
+// require their closures and results to be `Send`, and the creator keeps the data alive
+// until the job has run (stack jobs wait on their latch, heap jobs own their box).
+unsafe impl Send for JobRef {}
+// SAFETY: see `Send`; a shared `&JobRef` only allows copying the two pointers.
+unsafe impl Sync for JobRef {}
+
+impl JobRef {
+    /// Erases the type of `data`.
+    ///
+    /// # Safety
+    /// `data` must stay valid until the returned `JobRef` is executed, and it must be
+    /// executed exactly once.
+    pub(crate) unsafe fn new<T: Job>(data: *const T) -> JobRef {
+        JobRef {
+            pointer: data.cast(),
+            execute_fn: <T as Job>::execute,
+        }
+    }
+
+    /// An identity used by `join` to recognise its own second half when popping it back.
+    #[inline]
+    pub(crate) fn id(&self) -> (*const (), usize) {
+        (self.pointer, self.execute_fn as usize)
+    }
+
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// Called exactly once per job, while the job's data is alive (guaranteed by the
+    /// contract of [`JobRef::new`]).
+    #[inline]
+    pub(crate) unsafe fn execute(self) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { (self.execute_fn)(self.pointer) }
+    }
+}
+
+/// The outcome of a job that somebody waits for.
+pub(crate) enum JobResult<T> {
+    /// Not run yet.
+    None,
+    /// Ran and returned a value.
+    Ok(T),
+    /// Ran and panicked; the payload is re-raised in the waiter.
+    Panic(Box<dyn Any + Send>),
+}
+
+impl<T> JobResult<T> {
+    /// Runs `func`, capturing its value or its panic.
+    pub(crate) fn call(func: impl FnOnce() -> T) -> Self {
+        match unwind::halt_unwinding(func) {
+            Ok(x) => JobResult::Ok(x),
+            Err(p) => JobResult::Panic(p),
+        }
+    }
+
+    /// Returns the value, or re-raises the captured panic in the caller.
+    ///
+    /// # Panics
+    /// Re-raises the job's panic; panics if the job never ran (a scheduler bug).
+    pub(crate) fn into_return_value(self) -> T {
+        match self {
+            JobResult::None => unreachable!("stealpool: a waited-for job never ran"),
+            JobResult::Ok(x) => x,
+            JobResult::Panic(p) => unwind::resume_unwinding(p),
+        }
+    }
+}
+
+/// A job that lives in the stack frame of the thread waiting for it (`join`, `install`).
+///
+/// No allocation: the waiter keeps the frame alive until `latch` is set, and only then
+/// reads `result`.
+pub(crate) struct StackJob<L, F, R> {
+    /// Set after `result` is written; the waiter may free the job as soon as it observes it.
+    pub(crate) latch: L,
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+}
+
+impl<L, F, R> StackJob<L, F, R>
+where
+    L: crate::latch::Latch + Sync,
+    F: FnOnce(bool) -> R + Send,
+    R: Send,
+{
+    /// A job that will run `func(migrated)` and then set `latch`.
+    pub(crate) fn new(func: F, latch: L) -> Self {
+        StackJob {
+            latch,
+            func: UnsafeCell::new(Some(func)),
+            result: UnsafeCell::new(JobResult::None),
+        }
+    }
+
+    /// A reference that another thread may execute.
+    ///
+    /// # Safety
+    /// The caller must keep `self` alive (not move or drop it) until the latch is set.
+    pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { JobRef::new(self) }
+    }
+
+    /// Runs the closure on the current thread, for a job that was never handed out.
+    ///
+    /// # Panics
+    /// A panic in the closure unwinds straight out of this call.
+    pub(crate) fn run_inline(self, migrated: bool) -> R {
+        let func = self
+            .func
+            .into_inner()
+            .expect("stealpool: stack job already taken");
+        func(migrated)
+    }
+
+    /// The job's value after its latch was observed set.
+    ///
+    /// # Panics
+    /// Re-raises the closure's panic in the waiting thread.
+    pub(crate) fn into_result(self) -> R {
+        self.result.into_inner().into_return_value()
+    }
+}
+
+impl<L, F, R> Job for StackJob<L, F, R>
+where
+    L: crate::latch::Latch + Sync,
+    F: FnOnce(bool) -> R + Send,
+    R: Send,
+{
+    unsafe fn execute(this: *const ()) {
+        let this = this.cast::<Self>();
+        let abort = unwind::AbortIfPanic;
+        // SAFETY: the job is alive and executed once (contract of `Job::execute`); until
+        // the latch is set nobody else touches `func` or `result`.
+        unsafe {
+            let func = (*(*this).func.get())
+                .take()
+                .expect("stealpool: stack job executed twice");
+            *(*this).result.get() = JobResult::call(move || func(true));
+            // After `set` the owner may free the job: `this` is not used again.
+            L::set(&(*this).latch);
+        }
+        mem::forget(abort);
+    }
+}
+
+/// A boxed job for fire-and-forget work (`spawn`, `Scope::spawn`).
+///
+/// The closure does its own bookkeeping (panic routing, counters, latches); the box is
+/// freed when it runs.
+pub(crate) struct HeapJob<F> {
+    func: F,
+}
+
+impl<F> HeapJob<F>
+where
+    F: FnOnce() + Send,
+{
+    /// Boxes `func`.
+    pub(crate) fn new(func: F) -> Box<Self> {
+        Box::new(HeapJob { func })
+    }
+
+    /// Gives up the box to a `JobRef`.
+    ///
+    /// # Safety
+    /// Anything `F` borrows must outlive the job's execution (trivially true for
+    /// `'static` closures; scopes guarantee it by waiting for every spawned job).
+    pub(crate) unsafe fn into_job_ref(self: Box<Self>) -> JobRef {
+        // SAFETY: the box is leaked here and reclaimed exactly once in `execute`; the
+        // borrow requirement is forwarded from this function's contract.
+        unsafe { JobRef::new(Box::into_raw(self)) }
+    }
+}
+
+impl<F> Job for HeapJob<F>
+where
+    F: FnOnce() + Send,
+{
+    unsafe fn execute(this: *const ()) {
+        // SAFETY: `this` came from `Box::into_raw` in `into_job_ref` and is executed once.
+        let this = unsafe { Box::from_raw(this.cast::<Self>().cast_mut()) };
+        (this.func)();
+    }
+}

@@ -1,0 +1,148 @@
+//! `join`: run two closures, potentially in parallel.
+//!
+//! The caller pushes the second closure (`b`) on its own deque as a stack job, runs the
+//! first (`a`) itself, then takes `b` back: if no thief took it, `b` runs inline (one
+//! push, one pop, no allocation); if it was stolen, the caller keeps executing other jobs
+//! until the thief sets `b`'s latch. This is the Cilk/rayon-core scheme.
+//!
+//! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface, so
+//! that a later change can make the offer lazy (heartbeat-style promotion, Acar et al.)
+//! without touching the scheduling loop.
+
+use crate::job::{JobRef, StackJob};
+use crate::latch::SpinLatch;
+use crate::registry;
+use crate::unwind;
+use crate::worker::WorkerThread;
+use crate::FnContext;
+use std::any::Any;
+
+#[cfg(test)]
+mod test;
+
+/// Runs `oper_a` and `oper_b`, potentially in parallel, and returns both results.
+///
+/// `oper_a` runs on the calling thread; `oper_b` is offered to other workers and runs on
+/// the calling thread too if nobody took it. Called outside any pool, the whole `join` is
+/// first moved onto the global pool (the caller blocks until it is done). Both closures
+/// always run to completion. Same contract as rayon-core's `join`.
+///
+/// # Panics
+/// If either closure panics, `join` still waits for the other to finish, then re-raises
+/// the panic in the caller; if both panic, `oper_a`'s panic is the one re-raised.
+///
+/// ```
+/// fn fib(n: u64) -> u64 {
+///     if n < 2 { return n; }
+///     let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
+///     a + b
+/// }
+/// assert_eq!(fib(20), 6765);
+/// ```
+pub fn join<A, B, RA, RB>(oper_a: A, oper_b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    join_context(|_| oper_a(), |_| oper_b())
+}
+
+/// Like [`join`], but each closure receives a [`FnContext`] telling whether it runs on a
+/// different thread than the one that called `join_context` (it was *migrated*, i.e.
+/// stolen, or the whole call was injected from outside the pool).
+///
+/// # Panics
+/// As [`join`].
+pub fn join_context<A, B, RA, RB>(oper_a: A, oper_b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    registry::in_worker(|worker_thread, injected| {
+        let job_b = StackJob::new(
+            |migrated| oper_b(FnContext::new(migrated)),
+            SpinLatch::new(worker_thread),
+        );
+        // SAFETY: `job_b` stays on this frame until it was either taken back (and run
+        // inline) or its latch was observed set: every path below waits for one of them,
+        // including the panic path.
+        let offered = unsafe { SecondHalf::offer(worker_thread, job_b.as_job_ref()) };
+
+        let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
+            Ok(value) => value,
+            Err(payload) => recover_from_panic(worker_thread, &job_b.latch, payload),
+        };
+
+        match offered.reclaim(worker_thread, &job_b.latch) {
+            Reclaimed::NotStolen => {
+                // A panic in `oper_b` unwinds straight through: `oper_a` is done.
+                let result_b = job_b.run_inline(injected);
+                (result_a, result_b)
+            }
+            Reclaimed::Finished => (result_a, job_b.into_result()),
+        }
+    })
+}
+
+/// `oper_a` panicked: `job_b` refers to this stack frame, so wait until it is finished
+/// (whoever runs it) before unwinding.
+#[cold]
+fn recover_from_panic(
+    worker_thread: &WorkerThread,
+    job_b_latch: &SpinLatch<'_>,
+    payload: Box<dyn Any + Send>,
+) -> ! {
+    worker_thread.wait_until(job_b_latch);
+    unwind::resume_unwinding(payload)
+}
+
+/// The second half of a `join` while it is offered to thieves.
+///
+/// Today the offer is an eager push on the worker's deque; this is the seam where a lazy
+/// (heartbeat) scheme would keep `b` private until promotion.
+struct SecondHalf {
+    id: (*const (), usize),
+}
+
+/// How the second half came back.
+enum Reclaimed {
+    /// Still ours and not started: the caller runs it inline.
+    NotStolen,
+    /// A thief (or a nested wait on this thread) ran it; its latch is set.
+    Finished,
+}
+
+impl SecondHalf {
+    /// Makes `job_b` available to other workers.
+    ///
+    /// # Safety
+    /// `job_b` must stay alive until [`SecondHalf::reclaim`] returns.
+    #[inline]
+    unsafe fn offer(worker_thread: &WorkerThread, job_b: JobRef) -> SecondHalf {
+        let id = job_b.id();
+        worker_thread.push(job_b);
+        SecondHalf { id }
+    }
+
+    /// Takes the second half back after the first half returned: pops the own deque until
+    /// it finds `b` (running anything the first half left behind), or finds the deque
+    /// empty, meaning `b` was stolen, and then waits for `latch` while running other jobs.
+    #[inline]
+    fn reclaim(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
+        while !latch.probe() {
+            match worker_thread.take_local_job() {
+                Some(job) if job.id() == self.id => return Reclaimed::NotStolen,
+                Some(job) => worker_thread.execute(job),
+                None => {
+                    worker_thread.wait_until(latch);
+                    break;
+                }
+            }
+        }
+        Reclaimed::Finished
+    }
+}

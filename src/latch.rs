@@ -1,0 +1,372 @@
+//! Latches: one-shot signals that a job (or a set of jobs) has finished.
+//!
+//! Waiting is where a work-stealing pool earns its keep, so there are two ways to wait:
+//!
+//! * a **worker** waits with [`WorkerThread::wait_until`](crate::worker::WorkerThread::wait_until),
+//!   which keeps executing other jobs and only parks (through the sleep module) when
+//!   there is nothing to do. Those latches are built on [`CoreLatch`], whose four states
+//!   let the setter know whether the owner is asleep and must be woken;
+//! * a thread **outside** the pool has nothing to steal and blocks on a [`LockLatch`]
+//!   (mutex + condvar).
+//!
+//! The shapes follow rayon-core's `latch.rs`: `set` takes a raw pointer because the waiter
+//! may free the latch the moment it observes it set, so `set` must read everything it
+//! needs *before* the releasing store and touch nothing of the latch afterwards.
+
+use crate::registry::Registry;
+use crate::sync::{AtomicUsize, Condvar, Mutex, Ordering};
+use crate::worker::WorkerThread;
+use crate::sync::Arc;
+
+/// A one-shot signal.
+pub(crate) trait Latch {
+    /// Sets the latch, waking its waiter if needed.
+    ///
+    /// # Safety
+    /// `this` must point to a live latch. The waiter may free the latch as soon as it
+    /// observes it set, so implementations must not touch `*this` after the store that
+    /// makes the latch observable as set.
+    unsafe fn set(this: *const Self);
+}
+
+/// Latches a worker can wait on with `wait_until`: they expose a [`CoreLatch`].
+pub(crate) trait AsCoreLatch {
+    /// The core state machine of this latch.
+    fn as_core_latch(&self) -> &CoreLatch;
+}
+
+const UNSET: usize = 0;
+const SLEEPY: usize = 1;
+const SLEEPING: usize = 2;
+const SET: usize = 3;
+
+/// The four-state core of every latch a worker may sleep on.
+///
+/// `UNSET -> SLEEPY -> SLEEPING` is driven by the owner on its way to park (see
+/// `docs/sleep.md`); `SET` is written by the setter with a swap that reports whether the
+/// owner had reached `SLEEPING` and therefore needs a targeted wake-up.
+#[derive(Debug)]
+pub(crate) struct CoreLatch {
+    state: AtomicUsize,
+}
+
+impl CoreLatch {
+    /// A latch in state `UNSET`.
+    #[inline]
+    pub(crate) const fn new() -> Self {
+        CoreLatch {
+            state: AtomicUsize::new(UNSET),
+        }
+    }
+
+    /// Owner: announce the intent to sleep. Returns `false` if the latch was set meanwhile.
+    #[inline]
+    pub(crate) fn get_sleepy(&self) -> bool {
+        self.state
+            .compare_exchange(UNSET, SLEEPY, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// Owner, holding its sleep mutex: commit to sleeping. Returns `false` if the latch
+    /// was set meanwhile.
+    #[inline]
+    pub(crate) fn fall_asleep(&self) -> bool {
+        self.state
+            .compare_exchange(SLEEPY, SLEEPING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// Owner, after waking: go back to `UNSET` unless the latch was set meanwhile.
+    #[inline]
+    pub(crate) fn wake_up(&self) {
+        if !self.probe() {
+            let _ = self.state.compare_exchange(
+                SLEEPING,
+                UNSET,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        }
+    }
+
+    /// Sets the latch. Returns `true` if the owner was `SLEEPING`, in which case the
+    /// caller must wake it with `Sleep::notify_worker_latch_is_set`.
+    ///
+    /// # Safety
+    /// `this` must point to a live latch; it may be freed right after the swap.
+    #[inline]
+    pub(crate) unsafe fn set(this: *const Self) -> bool {
+        // SeqCst (not just Release): the swap takes part in the same total order as the
+        // sleep counters and the owner's `fall_asleep`, which the no-lost-wakeup argument
+        // in docs/sleep.md relies on (rayon-core moved to SeqCst here for the same reason).
+        // SAFETY: `this` is live per the contract.
+        let old = unsafe { (*this).state.swap(SET, Ordering::SeqCst) };
+        old == SLEEPING
+    }
+
+    /// Whether the latch is set.
+    #[inline]
+    pub(crate) fn probe(&self) -> bool {
+        // Acquire pairs with the swap in `set`, so the job's result written before the
+        // latch was set is visible to the waiter that observes `SET`.
+        self.state.load(Ordering::Acquire) == SET
+    }
+}
+
+impl AsCoreLatch for CoreLatch {
+    #[inline]
+    fn as_core_latch(&self) -> &CoreLatch {
+        self
+    }
+}
+
+/// The latch a worker waits on for a job it handed out (`join`'s second half, and
+/// `install` from a worker of another pool).
+///
+/// The setter wakes the owner worker if it fell asleep. For a cross-pool wait the latch
+/// keeps the *owner's* registry alive until the wake-up has been delivered.
+pub(crate) struct SpinLatch<'r> {
+    core_latch: CoreLatch,
+    registry: &'r Arc<Registry>,
+    target_worker_index: usize,
+    cross: bool,
+}
+
+impl<'r> SpinLatch<'r> {
+    /// A latch owned by `thread`, set by a worker of the same pool.
+    #[inline]
+    pub(crate) fn new(thread: &'r WorkerThread) -> Self {
+        SpinLatch {
+            core_latch: CoreLatch::new(),
+            registry: thread.registry(),
+            target_worker_index: thread.index(),
+            cross: false,
+        }
+    }
+
+    /// A latch owned by `thread`, set by a worker of *another* pool.
+    #[inline]
+    pub(crate) fn cross(thread: &'r WorkerThread) -> Self {
+        SpinLatch {
+            cross: true,
+            ..SpinLatch::new(thread)
+        }
+    }
+
+    /// Whether the latch is set.
+    #[inline]
+    pub(crate) fn probe(&self) -> bool {
+        self.core_latch.probe()
+    }
+}
+
+impl AsCoreLatch for SpinLatch<'_> {
+    #[inline]
+    fn as_core_latch(&self) -> &CoreLatch {
+        &self.core_latch
+    }
+}
+
+impl Latch for SpinLatch<'_> {
+    #[inline]
+    unsafe fn set(this: *const Self) {
+        // SAFETY: `this` is live until the swap inside `CoreLatch::set`; everything needed
+        // afterwards is read before it.
+        unsafe {
+            let cross_registry;
+            let registry: &Registry = if (*this).cross {
+                // The owner belongs to another pool; once the latch is set it may finish
+                // and drop its pool, so hold a reference until the wake-up is delivered.
+                cross_registry = Arc::clone((*this).registry);
+                &cross_registry
+            } else {
+                // The setter is a worker of this very registry, so its own `Arc` keeps
+                // the registry alive for the duration of this call.
+                (*this).registry
+            };
+            let target_worker_index = (*this).target_worker_index;
+            if CoreLatch::set(&(*this).core_latch) {
+                registry.sleep.notify_worker_latch_is_set(target_worker_index);
+            }
+        }
+    }
+}
+
+/// A latch for threads outside the pool: they block on a condvar.
+#[derive(Debug)]
+pub(crate) struct LockLatch {
+    m: Mutex<bool>,
+    v: Condvar,
+}
+
+impl LockLatch {
+    /// An unset latch (`const` so it can live in a thread-local without lazy init).
+    #[inline]
+    pub(crate) const fn new() -> LockLatch {
+        LockLatch {
+            m: Mutex::new(false),
+            v: Condvar::new(),
+        }
+    }
+
+    /// Blocks until the latch is set, then resets it for reuse.
+    pub(crate) fn wait_and_reset(&self) {
+        let mut guard = self.m.lock();
+        while !*guard {
+            self.v.wait(&mut guard);
+        }
+        *guard = false;
+    }
+
+    /// Blocks until the latch is set.
+    pub(crate) fn wait(&self) {
+        let mut guard = self.m.lock();
+        while !*guard {
+            self.v.wait(&mut guard);
+        }
+    }
+}
+
+impl Latch for LockLatch {
+    #[inline]
+    unsafe fn set(this: *const Self) {
+        // SAFETY: `this` is live per the contract. The waiter can only observe `true`
+        // after acquiring the mutex, i.e. after this guard is released, so the latch
+        // outlives every access made here.
+        unsafe {
+            let mut guard = (*this).m.lock();
+            *guard = true;
+            (*this).v.notify_all();
+        }
+    }
+}
+
+/// Counts outstanding jobs; set when the count reaches zero (scopes).
+///
+/// Starts at 1 for the scope body. A worker owner waits by stealing ([`CoreLatch`]); an
+/// outside owner blocks ([`LockLatch`]).
+pub(crate) struct CountLatch {
+    counter: AtomicUsize,
+    kind: CountLatchKind,
+}
+
+enum CountLatchKind {
+    /// The owner is a worker: it keeps executing jobs while it waits.
+    Stealing {
+        latch: CoreLatch,
+        /// The owner's registry, which may differ from the pool the counted jobs run in.
+        registry: Arc<Registry>,
+        worker_index: usize,
+    },
+    /// The owner is outside any pool: it blocks.
+    Blocking { latch: LockLatch },
+}
+
+impl CountLatch {
+    /// A latch with count 1, waited on by `owner` (a worker) or by an outside thread.
+    pub(crate) fn new(owner: Option<&WorkerThread>) -> Self {
+        let kind = match owner {
+            Some(owner) => CountLatchKind::Stealing {
+                latch: CoreLatch::new(),
+                registry: Arc::clone(owner.registry()),
+                worker_index: owner.index(),
+            },
+            None => CountLatchKind::Blocking {
+                latch: LockLatch::new(),
+            },
+        };
+        CountLatch {
+            counter: AtomicUsize::new(1),
+            kind,
+        }
+    }
+
+    /// Adds one outstanding job.
+    #[inline]
+    pub(crate) fn increment(&self) {
+        // Relaxed: the caller already holds one count (the body or a running job), so the
+        // counter cannot reach zero concurrently; the job's hand-off through the deque
+        // publishes everything the job needs.
+        let old = self.counter.fetch_add(1, Ordering::Relaxed);
+        debug_assert!(old != 0, "CountLatch incremented after reaching zero");
+    }
+
+    /// Waits until the count reaches zero: by stealing if the owner is a worker, by
+    /// blocking otherwise.
+    pub(crate) fn wait(&self, owner: Option<&WorkerThread>) {
+        match &self.kind {
+            CountLatchKind::Stealing {
+                latch,
+                registry,
+                worker_index,
+            } => {
+                let owner = owner.expect("stealpool: stealing count latch waited on off-pool");
+                debug_assert!(Arc::ptr_eq(owner.registry(), registry));
+                debug_assert_eq!(owner.index(), *worker_index);
+                owner.wait_until(latch);
+            }
+            CountLatchKind::Blocking { latch } => latch.wait(),
+        }
+    }
+}
+
+impl Latch for CountLatch {
+    #[inline]
+    unsafe fn set(this: *const Self) {
+        // SAFETY: `this` is live until the count reaches zero; only the thread that takes
+        // it to zero touches the inner latch, after reading what it needs.
+        unsafe {
+            if (*this).counter.fetch_sub(1, Ordering::SeqCst) != 1 {
+                return;
+            }
+            match &(*this).kind {
+                CountLatchKind::Stealing {
+                    latch,
+                    registry,
+                    worker_index,
+                } => {
+                    // The owner may free the latch (and its `Arc`) once it is set.
+                    let registry = Arc::clone(registry);
+                    let worker_index = *worker_index;
+                    if CoreLatch::set(latch) {
+                        registry.sleep.notify_worker_latch_is_set(worker_index);
+                    }
+                }
+                CountLatchKind::Blocking { latch } => LockLatch::set(latch),
+            }
+        }
+    }
+}
+
+/// A raw pointer to a latch owned elsewhere (the thread-local [`LockLatch`] of
+/// `install` from outside the pool).
+pub(crate) struct LatchRef<L> {
+    inner: *const L,
+}
+
+impl<L> LatchRef<L> {
+    /// Refers to `inner`, which must outlive every use of this reference.
+    pub(crate) fn new(inner: &L) -> Self {
+        LatchRef { inner }
+    }
+}
+
+// SAFETY: a LatchRef is only dereferenced as `&L`, which is `Sync` by the bound.
+unsafe impl<L: Sync> Sync for LatchRef<L> {}
+
+impl<L> std::ops::Deref for LatchRef<L> {
+    type Target = L;
+    fn deref(&self) -> &L {
+        // SAFETY: the creator guarantees the latch outlives this reference.
+        unsafe { &*self.inner }
+    }
+}
+
+impl<L: Latch> Latch for LatchRef<L> {
+    #[inline]
+    unsafe fn set(this: *const Self) {
+        // SAFETY: read the target pointer before setting; the target outlives the
+        // LatchRef by the creator's guarantee.
+        unsafe { L::set((*this).inner) }
+    }
+}

@@ -1,0 +1,90 @@
+//! # stealpool
+//!
+//! A work-stealing thread pool with rayon-core's API: switching is
+//! `use stealpool as rayon_core;`.
+//!
+//! * A **registry** starts one worker thread per logical CPU (`num_cpus::get()`,
+//!   overridable with [`ThreadPoolBuilder::num_threads`] or the `STEALPOOL_NUM_THREADS`
+//!   environment variable). Each worker owns a crossbeam-deque `Worker` (LIFO); all share
+//!   one `Injector` for work arriving from outside the pool.
+//! * Each worker runs the **scheduling loop** of crossbeam-deque's docs and rayon-core:
+//!   local `pop`, then `Injector::steal_batch_and_pop` (up to 32 jobs in one CAS), then a
+//!   scan of the other workers' stealers from a random victim. A round that saw
+//!   `Steal::Retry` is repeated after a `Backoff` step: `Retry` is never taken for
+//!   `Empty`.
+//! * A **sleep/wake** protocol parks a worker only after a round confirmed `Empty`
+//!   everywhere, and never loses a wake-up (see `docs/sleep.md`).
+//! * [`join`], [`scope`], [`spawn`] and [`ThreadPool::install`] behave as in rayon-core,
+//!   except that a panicking `spawn` without a panic handler does not abort the process.
+//!
+//! ```
+//! let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let v: Vec<u64> = (0..1000).collect();
+//! let (left, right) = v.split_at(500);
+//! let (a, b) = pool.join(|| left.iter().sum::<u64>(), || right.iter().sum::<u64>());
+//! assert_eq!(a + b, 499_500);
+//! ```
+//!
+//! The architecture (which module does what, and the path a job takes) is in
+//! `docs/architecture.md`.
+
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(unreachable_pub)]
+#![deny(missing_debug_implementations)]
+#![warn(rust_2018_idioms)]
+
+mod builder;
+mod job;
+mod join;
+mod latch;
+mod registry;
+mod scope;
+mod sleep;
+mod spawn;
+mod sync;
+mod thread_pool;
+mod unwind;
+mod worker;
+
+pub use crate::builder::{ThreadPoolBuildError, ThreadPoolBuilder, NUM_THREADS_ENV};
+pub use crate::join::{join, join_context};
+pub use crate::scope::{scope, Scope};
+pub use crate::spawn::spawn;
+pub use crate::thread_pool::{current_num_threads, current_thread_index, ThreadPool};
+
+use std::marker::PhantomData;
+
+/// The largest number of worker threads a pool can have: 65,535.
+///
+/// The sleep module packs thread counts into 16-bit fields; larger requests are clamped
+/// to this, as in rayon-core (whose limit comes from the same packing).
+pub fn max_num_threads() -> usize {
+    sleep::THREADS_MAX
+}
+
+/// What a closure passed to [`join_context`] learns about where it runs.
+///
+/// Not `Send`/`Sync`: it describes the current call on the current thread.
+#[derive(Debug)]
+pub struct FnContext {
+    migrated: bool,
+    _marker: PhantomData<*mut ()>,
+}
+
+impl FnContext {
+    #[inline]
+    fn new(migrated: bool) -> Self {
+        FnContext {
+            migrated,
+            _marker: PhantomData,
+        }
+    }
+
+    /// `true` if the closure runs on a different thread than the one that called
+    /// [`join_context`]: it was stolen, or the whole call came from outside the pool.
+    #[inline]
+    pub fn migrated(&self) -> bool {
+        self.migrated
+    }
+}

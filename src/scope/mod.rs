@@ -1,0 +1,211 @@
+//! `scope`: spawn jobs that may borrow from the enclosing stack frame.
+//!
+//! A scope counts its outstanding jobs in a [`CountLatch`] (starting at 1 for the body)
+//! and does not return until the count is zero, which is what makes borrowing sound. The
+//! owner waits by executing other jobs if it is a worker, by blocking otherwise. Panics in
+//! the body or in any job are captured (the first one wins), every job still runs, and the
+//! panic is re-raised when the scope ends. Same contract as rayon-core's `scope`.
+
+use crate::job::HeapJob;
+use crate::latch::{CountLatch, Latch};
+use crate::registry::{self, Registry};
+use crate::sync::{AtomicPtr, Ordering};
+use crate::unwind;
+use crate::worker::WorkerThread;
+use std::any::Any;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr;
+use crate::sync::Arc;
+
+/// A fork-join scope: jobs spawned into it may borrow anything that outlives `'scope`.
+///
+/// Created by [`scope`] or [`ThreadPool::scope`](crate::ThreadPool::scope). It is `Sync`,
+/// so jobs can spawn more jobs into the same scope.
+pub struct Scope<'scope> {
+    base: ScopeBase<'scope>,
+}
+
+struct ScopeBase<'scope> {
+    /// The pool that spawned jobs go to.
+    registry: Arc<Registry>,
+    /// The first panic captured in the body or a job, re-raised at the end.
+    panic: AtomicPtr<Box<dyn Any + Send + 'static>>,
+    /// Outstanding jobs, plus one for the body.
+    job_completed_latch: CountLatch,
+    /// Makes `'scope` invariant, so a scope cannot be shortened to accept shorter borrows.
+    #[allow(clippy::type_complexity)]
+    marker: PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>>,
+}
+
+/// Creates a scope, runs `op` in it on a worker of the current pool (the global pool if
+/// the caller is not a worker), and returns once `op` and every job spawned into the scope
+/// have finished.
+///
+/// Outside a pool the caller blocks; on a worker it keeps executing other jobs while it
+/// waits.
+///
+/// # Panics
+/// If `op` or any spawned job panics, the scope still waits for every job, then re-raises
+/// one of the panics (the first captured) in the caller.
+///
+/// ```
+/// let mut left = 0;
+/// let mut right = 0;
+/// stealpool::scope(|s| {
+///     s.spawn(|_| left = 1);
+///     s.spawn(|_| right = 2);
+/// });
+/// assert_eq!((left, right), (1, 2));
+/// ```
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    registry::in_worker(|owner_thread, _| {
+        let scope = Scope::new(Some(owner_thread), None);
+        scope.base.complete(Some(owner_thread), || op(&scope))
+    })
+}
+
+impl<'scope> Scope<'scope> {
+    fn new(owner: Option<&WorkerThread>, registry: Option<&Arc<Registry>>) -> Self {
+        let registry = match (registry, owner) {
+            (Some(registry), _) => Arc::clone(registry),
+            (None, Some(owner)) => Arc::clone(owner.registry()),
+            (None, None) => Arc::clone(registry::global_registry()),
+        };
+        Scope {
+            base: ScopeBase {
+                registry,
+                panic: AtomicPtr::new(ptr::null_mut()),
+                job_completed_latch: CountLatch::new(owner),
+                marker: PhantomData,
+            },
+        }
+    }
+
+    /// Spawns `body` into the scope. It runs on some worker of the scope's pool, possibly
+    /// in parallel with the body and other jobs, and may borrow anything that outlives
+    /// `'scope`. It receives the scope, so it can spawn more jobs.
+    ///
+    /// Spawned from a worker of the scope's pool the job goes on that worker's deque
+    /// (LIFO for the owner, stealable by others); from any other thread it is injected.
+    /// Each job is one heap allocation.
+    ///
+    /// # Panics
+    /// A panic in `body` does not unwind here: it is captured, the remaining jobs still
+    /// run, and the scope re-raises it when it ends.
+    pub fn spawn<BODY>(&self, body: BODY)
+    where
+        BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let scope_ptr = ScopePtr(self);
+        let job = HeapJob::new(move || {
+            let scope = scope_ptr.as_ptr();
+            // SAFETY: the scope does not end (and so stays alive) until this job has
+            // decremented its latch at the very end of `execute_job`; `body` runs before.
+            unsafe { ScopeBase::execute_job(ptr::addr_of!((*scope).base), move || body(&*scope)) };
+        });
+        self.base.job_completed_latch.increment();
+        // SAFETY: the job borrows only data outliving `'scope`, and the scope waits for
+        // the job to finish before `'scope` ends.
+        let job_ref = unsafe { job.into_job_ref() };
+        self.base.registry.inject_or_push(job_ref);
+    }
+}
+
+impl fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("pool_threads", &self.base.registry.num_threads())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScopeBase<'_> {
+    /// Runs the body as the scope's first "job", waits for every job, re-raises a panic.
+    fn complete<R>(&self, owner: Option<&WorkerThread>, func: impl FnOnce() -> R) -> R {
+        // SAFETY: `self` is borrowed for this whole call, so it outlives the decrement.
+        let result = unsafe { Self::execute_job_closure(self, func) };
+        self.job_completed_latch.wait(owner);
+        self.maybe_propagate_panic();
+        result.expect("stealpool: scope body panicked but no panic was recorded")
+    }
+
+    /// Runs one job of the scope, then counts it as done.
+    ///
+    /// # Safety
+    /// `this` must be alive on entry; it may be freed by the owner as soon as the job's
+    /// decrement lands, which is the last thing this function does with it.
+    unsafe fn execute_job(this: *const Self, func: impl FnOnce()) {
+        // SAFETY: forwarded.
+        let _ = unsafe { Self::execute_job_closure(this, func) };
+    }
+
+    /// # Safety
+    /// As [`ScopeBase::execute_job`]. A raw pointer, not `&self`: a reference would
+    /// assert the scope stays alive until the function returns, which the owner does not
+    /// promise once the latch is set.
+    unsafe fn execute_job_closure<R>(this: *const Self, func: impl FnOnce() -> R) -> Option<R> {
+        let result = match unwind::halt_unwinding(func) {
+            Ok(value) => Some(value),
+            Err(payload) => {
+                // SAFETY: the latch is not decremented yet, so the scope is alive.
+                unsafe { (*this).job_panicked(payload) };
+                None
+            }
+        };
+        // SAFETY: alive until this decrement; `CountLatch::set` takes a raw pointer and
+        // does not touch the latch after the decrement that may free it.
+        unsafe { Latch::set(ptr::addr_of!((*this).job_completed_latch)) };
+        result
+    }
+
+    /// Keeps the first panic; later ones are dropped.
+    fn job_panicked(&self, payload: Box<dyn Any + Send + 'static>) {
+        if self.panic.load(Ordering::Relaxed).is_null() {
+            let boxed = Box::into_raw(Box::new(payload));
+            if self
+                .panic
+                .compare_exchange(ptr::null_mut(), boxed, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {
+                // Another job's panic got there first.
+                // SAFETY: `boxed` came from `Box::into_raw` above and was not published.
+                drop(unsafe { Box::from_raw(boxed) });
+            }
+        }
+    }
+
+    fn maybe_propagate_panic(&self) {
+        // Acquire: see the payload written by the job that published it. The latch wait
+        // already synchronised with every job, so this is belt and braces.
+        let panic = self.panic.swap(ptr::null_mut(), Ordering::Acquire);
+        if !panic.is_null() {
+            // SAFETY: a non-null pointer was published by `job_panicked` from
+            // `Box::into_raw`, and the swap makes us its only owner.
+            let payload = unsafe { Box::from_raw(panic) };
+            unwind::resume_unwinding(*payload);
+        }
+    }
+}
+
+/// A raw pointer to a scope, moved into its jobs.
+struct ScopePtr<T>(*const T);
+
+// SAFETY: only ever dereferenced as `&Scope`, and `Scope` is `Sync`.
+unsafe impl<T: Sync> Send for ScopePtr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for ScopePtr<T> {}
+
+impl<T> ScopePtr<T> {
+    /// The pointer (a method, so closures capture the whole `Send` wrapper).
+    fn as_ptr(&self) -> *const T {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod test;

@@ -1,0 +1,225 @@
+//! The packed counters word of the sleep module.
+//!
+//! One `AtomicU64` holds three fields so that "how many are asleep" and "has new work
+//! been posted" can be read and changed in one atomic step:
+//!
+//! | bits  | field                                    |
+//! |-------|------------------------------------------|
+//! | 0-15  | sleeping threads (parked on a condvar)   |
+//! | 16-31 | inactive threads (idle, sleepy or asleep)|
+//! | 32-63 | jobs event counter (JEC)                 |
+//!
+//! The JEC is even while some thread is *sleepy* and nobody posted work since; odd while
+//! the pool is *active*. The layout follows rayon-core's `sleep/counters.rs`.
+
+use crate::sync::{AtomicU64, Ordering};
+
+const THREADS_BITS: u32 = 16;
+const SLEEPING_SHIFT: u32 = 0;
+const INACTIVE_SHIFT: u32 = THREADS_BITS;
+const JEC_SHIFT: u32 = 2 * THREADS_BITS;
+const ONE_SLEEPING: u64 = 1 << SLEEPING_SHIFT;
+const ONE_INACTIVE: u64 = 1 << INACTIVE_SHIFT;
+const ONE_JEC: u64 = 1 << JEC_SHIFT;
+const THREADS_MASK: u64 = (1 << THREADS_BITS) - 1;
+
+/// The largest pool the counters can describe: 65,535 threads.
+pub(crate) const THREADS_MAX: usize = THREADS_MASK as usize;
+
+/// A snapshot of the jobs event counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct JobsEventCounter(u64);
+
+impl JobsEventCounter {
+    /// A value no real counter snapshot compares equal to in practice.
+    pub(crate) const DUMMY: JobsEventCounter = JobsEventCounter(u64::MAX);
+
+    /// Even: a thread announced it is sleepy and no work was posted since.
+    #[inline]
+    pub(crate) fn is_sleepy(self) -> bool {
+        self.0 & 1 == 0
+    }
+
+    /// Odd: work was posted since the last thread got sleepy.
+    #[inline]
+    pub(crate) fn is_active(self) -> bool {
+        !self.is_sleepy()
+    }
+}
+
+/// The atomic word.
+#[derive(Debug)]
+pub(crate) struct AtomicCounters {
+    value: AtomicU64,
+}
+
+/// A snapshot of the word.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Counters {
+    word: u64,
+}
+
+impl Counters {
+    #[inline]
+    pub(crate) fn jobs_counter(self) -> JobsEventCounter {
+        JobsEventCounter(self.word >> JEC_SHIFT)
+    }
+
+    /// Threads that are idle, sleepy or sleeping.
+    #[inline]
+    pub(crate) fn inactive_threads(self) -> usize {
+        ((self.word >> INACTIVE_SHIFT) & THREADS_MASK) as usize
+    }
+
+    /// Threads parked on their condvar.
+    #[inline]
+    pub(crate) fn sleeping_threads(self) -> usize {
+        ((self.word >> SLEEPING_SHIFT) & THREADS_MASK) as usize
+    }
+
+    /// Threads looking for work but not parked: they will see new work without a wake-up.
+    #[inline]
+    pub(crate) fn awake_but_idle_threads(self) -> usize {
+        debug_assert!(self.sleeping_threads() <= self.inactive_threads());
+        self.inactive_threads() - self.sleeping_threads()
+    }
+}
+
+impl AtomicCounters {
+    pub(crate) fn new() -> Self {
+        AtomicCounters {
+            value: AtomicU64::new(0),
+        }
+    }
+
+    /// Loads the word.
+    #[inline]
+    pub(crate) fn load(&self, ordering: Ordering) -> Counters {
+        Counters {
+            word: self.value.load(ordering),
+        }
+    }
+
+    #[inline]
+    fn try_exchange(&self, old: Counters, new: Counters) -> bool {
+        self.value
+            .compare_exchange(old.word, new.word, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// A worker starts looking for work.
+    #[inline]
+    pub(crate) fn add_inactive_thread(&self) {
+        self.value.fetch_add(ONE_INACTIVE, Ordering::SeqCst);
+    }
+
+    /// Increments the JEC if `increment_when` holds for its current value; returns the
+    /// counters after the (possible) increment.
+    #[inline]
+    pub(crate) fn increment_jobs_event_counter_if(
+        &self,
+        increment_when: impl Fn(JobsEventCounter) -> bool,
+    ) -> Counters {
+        loop {
+            let old = self.load(Ordering::SeqCst);
+            if !increment_when(old.jobs_counter()) {
+                return old;
+            }
+            // Wrapping: the JEC lives in the top bits and may roll over (docs/sleep.md).
+            let new = Counters {
+                word: old.word.wrapping_add(ONE_JEC),
+            };
+            if self.try_exchange(old, new) {
+                return new;
+            }
+        }
+    }
+
+    /// A worker found work: it is no longer inactive. Returns how many sleepers the
+    /// caller should wake (at most 2: rayon-core's cascade, so a burst of work spreads).
+    #[inline]
+    pub(crate) fn sub_inactive_thread(&self) -> usize {
+        let old = Counters {
+            word: self.value.fetch_sub(ONE_INACTIVE, Ordering::SeqCst),
+        };
+        debug_assert!(old.inactive_threads() > 0);
+        debug_assert!(old.sleeping_threads() <= old.inactive_threads());
+        std::cmp::min(old.sleeping_threads(), 2)
+    }
+
+    /// A sleeper is woken (by its waker) or backs out of sleeping (by itself).
+    #[inline]
+    pub(crate) fn sub_sleeping_thread(&self) {
+        let old = Counters {
+            word: self.value.fetch_sub(ONE_SLEEPING, Ordering::SeqCst),
+        };
+        debug_assert!(old.sleeping_threads() > 0);
+    }
+
+    /// Registers one more sleeper, but only if the JEC still equals `jec` (nobody posted
+    /// work since the caller got sleepy). Returns `false` if the JEC moved.
+    #[inline]
+    pub(crate) fn try_add_sleeping_thread(&self, old: Counters) -> bool {
+        debug_assert!(old.inactive_threads() > 0);
+        debug_assert!(old.sleeping_threads() < THREADS_MAX);
+        let new = Counters {
+            word: old.word + ONE_SLEEPING,
+        };
+        self.try_exchange(old, new)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn fields_are_independent() {
+        let c = AtomicCounters::new();
+        c.add_inactive_thread();
+        c.add_inactive_thread();
+        let snap = c.load(Ordering::SeqCst);
+        assert_eq!(snap.inactive_threads(), 2);
+        assert_eq!(snap.sleeping_threads(), 0);
+        assert!(snap.jobs_counter().is_sleepy());
+        assert!(c.try_add_sleeping_thread(snap));
+        let snap = c.load(Ordering::SeqCst);
+        assert_eq!(snap.sleeping_threads(), 1);
+        assert_eq!(snap.awake_but_idle_threads(), 1);
+        // A stale snapshot no longer matches.
+        let stale = Counters { word: 0 };
+        assert!(!c.try_add_sleeping_thread(Counters {
+            word: stale.word + ONE_INACTIVE
+        }));
+        assert_eq!(c.sub_inactive_thread(), 1);
+        c.sub_sleeping_thread();
+        let snap = c.load(Ordering::SeqCst);
+        assert_eq!((snap.inactive_threads(), snap.sleeping_threads()), (1, 0));
+    }
+
+    #[test]
+    fn jec_increments_only_when_asked() {
+        let c = AtomicCounters::new();
+        // Even (sleepy) -> increment to odd.
+        let after = c.increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        assert!(after.jobs_counter().is_active());
+        // Odd: "if sleepy" does nothing.
+        let again = c.increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        assert_eq!(again.jobs_counter(), after.jobs_counter());
+        // Getting sleepy turns it even again.
+        let sleepy = c.increment_jobs_event_counter_if(JobsEventCounter::is_active);
+        assert!(sleepy.jobs_counter().is_sleepy());
+        assert_ne!(sleepy.jobs_counter(), after.jobs_counter());
+    }
+
+    #[test]
+    fn jec_wraps_without_touching_thread_fields() {
+        let c = AtomicCounters {
+            value: AtomicU64::new((u64::MAX << JEC_SHIFT) | ONE_INACTIVE | ONE_SLEEPING),
+        };
+        let after = c.increment_jobs_event_counter_if(|_| true);
+        assert_eq!(after.jobs_counter(), JobsEventCounter(0));
+        assert_eq!(after.inactive_threads(), 1);
+        assert_eq!(after.sleeping_threads(), 1);
+    }
+}

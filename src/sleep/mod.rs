@@ -1,0 +1,280 @@
+//! Sleep/wake: how an idle worker parks without ever missing work.
+//!
+//! The protocol, and the argument for why no wake-up is lost, is written up in
+//! `docs/sleep.md`; the names there (`start_looking`, `announce_sleepy`, `sleep`,
+//! `new_injected_jobs`, ...) are the functions here. In short:
+//!
+//! 1. A worker that found nothing in a full round (local deque, injector, every victim,
+//!    with `Steal::Retry` rounds repeated) yields and retries for
+//!    [`ROUNDS_UNTIL_SLEEPY`] rounds.
+//! 2. It then *announces* it is sleepy by making the jobs event counter (JEC) even, and
+//!    searches once more.
+//! 3. To sleep it takes its own mutex, moves its latch to `SLEEPING`, and registers as a
+//!    sleeper with a CAS that succeeds only if the JEC is unchanged. A SeqCst fence and a
+//!    last look at the injector follow; then it waits on its condvar.
+//! 4. Whoever posts work bumps the JEC if it is even, then wakes sleepers if needed;
+//!    posting to the injector is preceded by a SeqCst fence that pairs with step 3.
+//!
+//! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop,
+//! which takes batches from the injector before stealing from victims.
+
+mod counters;
+
+use self::counters::{AtomicCounters, JobsEventCounter};
+use crate::latch::CoreLatch;
+use crate::sync::{fence, Condvar, Mutex, Ordering};
+use crossbeam_utils::CachePadded;
+use std::thread;
+
+pub(crate) use self::counters::THREADS_MAX;
+
+/// Unsuccessful search rounds (each followed by `thread::yield_now`) before a worker
+/// announces it is sleepy.
+pub(crate) const ROUNDS_UNTIL_SLEEPY: u32 = 32;
+
+/// Unsuccessful rounds before a worker actually parks (one more search after announcing).
+pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
+
+/// The pool-wide sleep state: the counters word and one parking spot per worker.
+pub(crate) struct Sleep {
+    worker_sleep_states: Vec<CachePadded<WorkerSleepState>>,
+    counters: AtomicCounters,
+}
+
+/// One worker's parking spot. Cache-padded so that waking one worker does not disturb
+/// another's line.
+#[derive(Default)]
+struct WorkerSleepState {
+    /// True while the worker is parked on `condvar`; cleared by the waker.
+    is_blocked: Mutex<bool>,
+    condvar: Condvar,
+}
+
+/// What a worker remembers between unsuccessful search rounds.
+pub(crate) struct IdleState {
+    worker_index: usize,
+    /// Unsuccessful rounds so far.
+    rounds: u32,
+    /// The JEC value this worker made even when it announced it was sleepy.
+    jobs_counter: JobsEventCounter,
+}
+
+impl IdleState {
+    /// Woken by a latch or new work: start the whole idle schedule again.
+    fn wake_fully(&mut self) {
+        self.rounds = 0;
+        self.jobs_counter = JobsEventCounter::DUMMY;
+    }
+
+    /// Backed out of sleeping because work was posted: search again, and re-announce
+    /// right away if that search fails.
+    fn wake_partly(&mut self) {
+        self.rounds = ROUNDS_UNTIL_SLEEPY;
+        self.jobs_counter = JobsEventCounter::DUMMY;
+    }
+}
+
+impl Sleep {
+    pub(crate) fn new(n_threads: usize) -> Sleep {
+        assert!(n_threads <= THREADS_MAX);
+        Sleep {
+            worker_sleep_states: (0..n_threads).map(|_| Default::default()).collect(),
+            counters: AtomicCounters::new(),
+        }
+    }
+
+    /// Workers parked right now (a racy snapshot, for tests and metrics).
+    pub(crate) fn sleeping_threads(&self) -> usize {
+        self.counters.load(Ordering::SeqCst).sleeping_threads()
+    }
+
+    /// A worker ran out of local work and starts searching.
+    #[inline]
+    pub(crate) fn start_looking(&self, worker_index: usize) -> IdleState {
+        self.counters.add_inactive_thread();
+        IdleState {
+            worker_index,
+            rounds: 0,
+            jobs_counter: JobsEventCounter::DUMMY,
+        }
+    }
+
+    /// A searching worker found work (or its latch was set): it is active again. Wakes
+    /// up to two sleepers so that a burst of new work spreads.
+    #[inline]
+    pub(crate) fn work_found(&self) {
+        let threads_to_wake = self.counters.sub_inactive_thread();
+        self.wake_any_threads(threads_to_wake);
+    }
+
+    /// A full search round found nothing (every source said `Empty`). Yields, announces
+    /// sleepiness, or parks, depending on how many rounds came up empty.
+    ///
+    /// `has_injected_jobs` is the final look at the sources an outside thread can push
+    /// to; it runs after the sleeper registered itself and after a SeqCst fence.
+    #[inline]
+    pub(crate) fn no_work_found(
+        &self,
+        idle_state: &mut IdleState,
+        latch: &CoreLatch,
+        has_injected_jobs: impl FnOnce() -> bool,
+    ) {
+        if idle_state.rounds < ROUNDS_UNTIL_SLEEPY {
+            thread::yield_now();
+            idle_state.rounds += 1;
+        } else if idle_state.rounds == ROUNDS_UNTIL_SLEEPY {
+            idle_state.jobs_counter = self.announce_sleepy();
+            idle_state.rounds += 1;
+            thread::yield_now();
+        } else if idle_state.rounds < ROUNDS_UNTIL_SLEEPING {
+            idle_state.rounds += 1;
+            thread::yield_now();
+        } else {
+            debug_assert_eq!(idle_state.rounds, ROUNDS_UNTIL_SLEEPING);
+            self.sleep(idle_state, latch, has_injected_jobs);
+        }
+    }
+
+    /// Makes the JEC even (sleepy) unless it already is, and returns the even value.
+    #[cold]
+    fn announce_sleepy(&self) -> JobsEventCounter {
+        self.counters
+            .increment_jobs_event_counter_if(JobsEventCounter::is_active)
+            .jobs_counter()
+    }
+
+    #[cold]
+    fn sleep(
+        &self,
+        idle_state: &mut IdleState,
+        latch: &CoreLatch,
+        has_injected_jobs: impl FnOnce() -> bool,
+    ) {
+        let worker_index = idle_state.worker_index;
+
+        // Step 1: UNSET -> SLEEPY. Fails if the latch we wait for was set meanwhile.
+        if !latch.get_sleepy() {
+            return;
+        }
+
+        // Step 2: with our own mutex held, SLEEPY -> SLEEPING. A latch setter that sees
+        // SLEEPING must take this same mutex to wake us, so it cannot run before we are
+        // inside `Condvar::wait` with `is_blocked == true`.
+        let sleep_state = &self.worker_sleep_states[worker_index];
+        let mut is_blocked = sleep_state.is_blocked.lock();
+        debug_assert!(!*is_blocked);
+        if !latch.fall_asleep() {
+            idle_state.wake_fully();
+            return;
+        }
+
+        // Step 3: register as a sleeper, but only if no work was posted since we got
+        // sleepy (the JEC is still the even value we made it).
+        loop {
+            let counters = self.counters.load(Ordering::SeqCst);
+            if counters.jobs_counter() != idle_state.jobs_counter {
+                idle_state.wake_partly();
+                latch.wake_up();
+                return;
+            }
+            if self.counters.try_add_sleeping_thread(counters) {
+                break;
+            }
+        }
+
+        // Step 4: pairs with the fence in `new_injected_jobs`. Either the injector sees
+        // our `sleeping` increment (and wakes us), or we see its push here.
+        fence(Ordering::SeqCst);
+        if has_injected_jobs() {
+            // Back out: nobody will wake us, so undo the registration ourselves.
+            self.counters.sub_sleeping_thread();
+        } else {
+            *is_blocked = true;
+            while *is_blocked {
+                sleep_state.condvar.wait(&mut is_blocked);
+            }
+            // The waker already decremented `sleeping` for us.
+        }
+
+        idle_state.wake_fully();
+        latch.wake_up();
+    }
+
+    /// The latch of worker `target_worker_index` was set while it was `SLEEPING`.
+    #[inline]
+    pub(crate) fn notify_worker_latch_is_set(&self, target_worker_index: usize) {
+        self.wake_specific_thread(target_worker_index);
+    }
+
+    /// `num_jobs` jobs were pushed to the injector; `queue_was_empty` is whether it was
+    /// empty just before.
+    #[inline]
+    pub(crate) fn new_injected_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        // Pairs with the fence in `sleep`, step 4: this must come after the push and
+        // before reading the counters (docs/sleep.md, "injected jobs").
+        fence(Ordering::SeqCst);
+        self.new_jobs(num_jobs, queue_was_empty)
+    }
+
+    /// `num_jobs` jobs were pushed to a worker's own deque. No fence: if a sleeper is
+    /// missed, the pushing worker runs the job itself, so only parallelism is lost.
+    #[inline]
+    pub(crate) fn new_internal_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        self.new_jobs(num_jobs, queue_was_empty)
+    }
+
+    #[inline]
+    fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        // Make the JEC odd if some worker is sleepy, so it will back out of sleeping.
+        let counters = self
+            .counters
+            .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        let num_sleepers = counters.sleeping_threads();
+        if num_sleepers == 0 {
+            return;
+        }
+        let num_jobs = num_jobs as usize;
+        let num_awake_but_idle = counters.awake_but_idle_threads();
+        if !queue_was_empty {
+            // Work was already waiting and nobody took it: the awake ones are busy.
+            self.wake_any_threads(std::cmp::min(num_jobs, num_sleepers));
+        } else if num_awake_but_idle < num_jobs {
+            // Searching threads will take some; wake sleepers for the rest.
+            self.wake_any_threads(std::cmp::min(num_jobs - num_awake_but_idle, num_sleepers));
+        }
+    }
+
+    /// Wakes up to `num_to_wake` parked workers, scanning from a random index so no
+    /// worker is favoured.
+    fn wake_any_threads(&self, mut num_to_wake: usize) {
+        if num_to_wake == 0 {
+            return;
+        }
+        let n = self.worker_sleep_states.len();
+        let start = fastrand::usize(..n);
+        for i in (start..n).chain(0..start) {
+            if self.wake_specific_thread(i) {
+                num_to_wake -= 1;
+                if num_to_wake == 0 {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Wakes worker `index` if it is parked. Returns whether it was.
+    fn wake_specific_thread(&self, index: usize) -> bool {
+        let sleep_state = &self.worker_sleep_states[index];
+        let mut is_blocked = sleep_state.is_blocked.lock();
+        if *is_blocked {
+            *is_blocked = false;
+            sleep_state.condvar.notify_one();
+            // The waker, not the sleeper, decrements `sleeping`, so posters see the new
+            // count as early as possible.
+            self.counters.sub_sleeping_thread();
+            true
+        } else {
+            false
+        }
+    }
+}
