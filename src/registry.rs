@@ -213,13 +213,13 @@ impl Registry {
     pub(crate) fn inject(&self, job_ref: JobRef) {
         let queue_was_empty = self.injected_jobs.is_empty();
         self.injected_jobs.push(job_ref);
-        self.sleep.new_injected_jobs(1, queue_was_empty);
+        self.sleep.new_jobs(1, queue_was_empty);
     }
 
-    /// Whether the injector holds work (the sleeper's last look, docs/sleep.md step 4).
-    #[inline]
-    pub(crate) fn has_injected_job(&self) -> bool {
-        !self.injected_jobs.is_empty()
+    /// Whether any queue of the pool holds a job: the injector or any worker's deque.
+    /// The sleeper's last look before parking (docs/sleep.md, step 4).
+    pub(crate) fn has_pending_jobs(&self) -> bool {
+        !self.injected_jobs.is_empty() || self.thread_infos.iter().any(|t| !t.stealer.is_empty())
     }
 
     /// Runs `op` on a worker of this registry and returns its result.

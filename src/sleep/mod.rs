@@ -2,7 +2,7 @@
 //!
 //! The protocol, and the argument for why no wake-up is lost, is written up in
 //! `docs/sleep.md`; the names there (`start_looking`, `announce_sleepy`, `sleep`,
-//! `new_injected_jobs`, ...) are the functions here. In short:
+//! `new_jobs`, ...) are the functions here. In short:
 //!
 //! 1. A worker that found nothing in a full round (local deque, injector, every victim,
 //!    with `Steal::Retry` rounds repeated) yields and retries for
@@ -11,9 +11,10 @@
 //!    searches once more.
 //! 3. To sleep it takes its own mutex, moves its latch to `SLEEPING`, and registers as a
 //!    sleeper with a CAS that succeeds only if the JEC is unchanged. A SeqCst fence and a
-//!    last look at the injector follow; then it waits on its condvar.
-//! 4. Whoever posts work bumps the JEC if it is even, then wakes sleepers if needed;
-//!    posting to the injector is preceded by a SeqCst fence that pairs with step 3.
+//!    last look at every queue follow; then it waits on its condvar.
+//! 4. Whoever posts work (to the injector or to a deque) issues a SeqCst fence after the
+//!    push, bumps the JEC if it is even, then wakes sleepers if needed. The two fences
+//!    pair up so that no job is left unseen while every worker sleeps.
 //!
 //! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop,
 //! which takes batches from the injector before stealing from victims.
@@ -110,14 +111,14 @@ impl Sleep {
     /// A full search round found nothing (every source said `Empty`). Yields, announces
     /// sleepiness, or parks, depending on how many rounds came up empty.
     ///
-    /// `has_injected_jobs` is the final look at the sources an outside thread can push
-    /// to; it runs after the sleeper registered itself and after a SeqCst fence.
+    /// `has_pending_jobs` is the final look at every queue (injector and all deques); it
+    /// runs after the sleeper registered itself and after a SeqCst fence.
     #[inline]
     pub(crate) fn no_work_found(
         &self,
         idle_state: &mut IdleState,
         latch: &CoreLatch,
-        has_injected_jobs: impl FnOnce() -> bool,
+        has_pending_jobs: impl FnOnce() -> bool,
     ) {
         if idle_state.rounds < ROUNDS_UNTIL_SLEEPY {
             thread::yield_now();
@@ -131,7 +132,7 @@ impl Sleep {
             thread::yield_now();
         } else {
             debug_assert_eq!(idle_state.rounds, ROUNDS_UNTIL_SLEEPING);
-            self.sleep(idle_state, latch, has_injected_jobs);
+            self.sleep(idle_state, latch, has_pending_jobs);
         }
     }
 
@@ -148,7 +149,7 @@ impl Sleep {
         &self,
         idle_state: &mut IdleState,
         latch: &CoreLatch,
-        has_injected_jobs: impl FnOnce() -> bool,
+        has_pending_jobs: impl FnOnce() -> bool,
     ) {
         let worker_index = idle_state.worker_index;
 
@@ -182,10 +183,10 @@ impl Sleep {
             }
         }
 
-        // Step 4: pairs with the fence in `new_injected_jobs`. Either the injector sees
-        // our `sleeping` increment (and wakes us), or we see its push here.
+        // Step 4: pairs with the fence in `new_jobs`. Either the pusher sees our
+        // `sleeping` increment (and wakes us), or we see its job here.
         fence(Ordering::SeqCst);
-        if has_injected_jobs() {
+        if has_pending_jobs() {
             // Back out: nobody will wake us, so undo the registration ourselves.
             self.counters.sub_sleeping_thread();
         } else {
@@ -206,25 +207,21 @@ impl Sleep {
         self.wake_specific_thread(target_worker_index);
     }
 
-    /// `num_jobs` jobs were pushed to the injector; `queue_was_empty` is whether it was
-    /// empty just before.
+    /// `num_jobs` jobs were pushed to the injector or to a worker's deque;
+    /// `queue_was_empty` is whether that queue was empty just before. Wakes sleepers if
+    /// the awake workers may not be enough to pick the jobs up.
+    ///
+    /// Must be called *after* the push: the fence here pairs with the fence in `sleep`
+    /// (step 4), so either this call sees the sleeper registered and wakes it, or the
+    /// sleeper's last look sees the job (docs/sleep.md, "the fence pair").
     #[inline]
-    pub(crate) fn new_injected_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
-        // Pairs with the fence in `sleep`, step 4: this must come after the push and
-        // before reading the counters (docs/sleep.md, "injected jobs").
+    pub(crate) fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         fence(Ordering::SeqCst);
-        self.new_jobs(num_jobs, queue_was_empty)
-    }
-
-    /// `num_jobs` jobs were pushed to a worker's own deque. No fence: if a sleeper is
-    /// missed, the pushing worker runs the job itself, so only parallelism is lost.
-    #[inline]
-    pub(crate) fn new_internal_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
-        self.new_jobs(num_jobs, queue_was_empty)
+        self.wake_for_new_jobs(num_jobs, queue_was_empty)
     }
 
     #[inline]
-    fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+    fn wake_for_new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         // Make the JEC odd if some worker is sleepy, so it will back out of sleeping.
         let counters = self
             .counters
