@@ -14,9 +14,9 @@
 //! needs *before* the releasing store and touch nothing of the latch afterwards.
 
 use crate::registry::Registry;
+use crate::sync::Arc;
 use crate::sync::{AtomicUsize, Condvar, Mutex, Ordering};
 use crate::worker::WorkerThread;
-use crate::sync::Arc;
 
 /// A one-shot signal.
 pub(crate) trait Latch {
@@ -80,12 +80,9 @@ impl CoreLatch {
     #[inline]
     pub(crate) fn wake_up(&self) {
         if !self.probe() {
-            let _ = self.state.compare_exchange(
-                SLEEPING,
-                UNSET,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            );
+            let _ =
+                self.state
+                    .compare_exchange(SLEEPING, UNSET, Ordering::SeqCst, Ordering::SeqCst);
         }
     }
 
@@ -186,7 +183,9 @@ impl Latch for SpinLatch<'_> {
             };
             let target_worker_index = (*this).target_worker_index;
             if CoreLatch::set(&(*this).core_latch) {
-                registry.sleep.notify_worker_latch_is_set(target_worker_index);
+                registry
+                    .sleep
+                    .notify_worker_latch_is_set(target_worker_index);
             }
         }
     }

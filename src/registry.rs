@@ -68,8 +68,9 @@ pub(crate) fn global_registry() -> &'static Arc<Registry> {
     }
     let _guard = THE_REGISTRY_INIT.lock();
     THE_REGISTRY.get_or_init(|| {
-        Registry::new(ThreadPoolBuilder::new())
-            .unwrap_or_else(|err| panic!("stealpool: the global thread pool could not be built: {err}"))
+        Registry::new(ThreadPoolBuilder::new()).unwrap_or_else(|err| {
+            panic!("stealpool: the global thread pool could not be built: {err}")
+        })
     })
 }
 
@@ -77,7 +78,9 @@ pub(crate) fn global_registry() -> &'static Arc<Registry> {
 pub(crate) fn init_global_registry(builder: ThreadPoolBuilder) -> Result<(), ThreadPoolBuildError> {
     let _guard = THE_REGISTRY_INIT.lock();
     if THE_REGISTRY.get().is_some() {
-        return Err(ThreadPoolBuildError::new(ErrorKind::GlobalPoolAlreadyInitialized));
+        return Err(ThreadPoolBuildError::new(
+            ErrorKind::GlobalPoolAlreadyInitialized,
+        ));
     }
     let registry = Registry::new(builder)?;
     registry.wait_until_primed();
@@ -101,7 +104,9 @@ impl Registry {
     /// # Errors
     /// A bad thread count from the environment, or an I/O error from starting a thread;
     /// in the latter case every thread already started is told to exit.
-    pub(crate) fn new(mut builder: ThreadPoolBuilder) -> Result<Arc<Registry>, ThreadPoolBuildError> {
+    pub(crate) fn new(
+        mut builder: ThreadPoolBuilder,
+    ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
         let n_threads = builder.get_num_threads()?.min(THREADS_MAX);
         let workers: Vec<Worker<JobRef>> = (0..n_threads).map(|_| Worker::new_lifo()).collect();
         let thread_infos = workers
@@ -275,8 +280,8 @@ impl Registry {
         let latch = SpinLatch::cross(current_thread);
         let job = StackJob::new(
             |injected| {
-                let worker = WorkerThread::current()
-                    .expect("stealpool: injected job must run on a worker");
+                let worker =
+                    WorkerThread::current().expect("stealpool: injected job must run on a worker");
                 op(worker, injected)
             },
             latch,

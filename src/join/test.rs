@@ -44,5 +44,8 @@ fn join_from_outside_reports_migrated() {
     let (a, _) = pool.install(|| crate::join_context(|ctx| ctx.migrated(), |_| ()));
     assert!(!a, "inside install the join itself is not injected");
     let (a, b) = crate::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
-    assert!(a && b, "a join from outside any pool runs both halves elsewhere");
+    assert!(
+        a && b,
+        "a join from outside any pool runs both halves elsewhere"
+    );
 }

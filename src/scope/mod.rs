@@ -9,6 +9,7 @@
 use crate::job::HeapJob;
 use crate::latch::{CountLatch, Latch};
 use crate::registry::{self, Registry};
+use crate::sync::Arc;
 use crate::sync::{AtomicPtr, Ordering};
 use crate::unwind;
 use crate::worker::WorkerThread;
@@ -16,7 +17,6 @@ use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr;
-use crate::sync::Arc;
 
 /// A fork-join scope: jobs spawned into it may borrow anything that outlives `'scope`.
 ///

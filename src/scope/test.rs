@@ -15,7 +15,10 @@ fn lifo_order_on_one_thread() {
             s.spawn(move |_| order.lock().unwrap().push(i));
         }
     });
-    assert_eq!(order.into_inner().unwrap(), (0..10).rev().collect::<Vec<_>>());
+    assert_eq!(
+        order.into_inner().unwrap(),
+        (0..10).rev().collect::<Vec<_>>()
+    );
 }
 
 #[test]

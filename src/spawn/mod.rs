@@ -9,9 +9,9 @@
 
 use crate::job::HeapJob;
 use crate::registry::Registry;
+use crate::sync::Arc;
 use crate::unwind;
 use std::mem;
-use crate::sync::Arc;
 
 #[cfg(test)]
 mod test;

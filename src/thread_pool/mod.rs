@@ -3,9 +3,9 @@
 use crate::registry::Registry;
 use crate::scope::Scope;
 use crate::spawn::spawn_in;
+use crate::sync::Arc;
 use crate::worker::WorkerThread;
 use std::fmt;
-use crate::sync::Arc;
 
 /// A pool of worker threads with work-stealing deques.
 ///
