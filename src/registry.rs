@@ -293,13 +293,30 @@ impl Registry {
         job.into_result()
     }
 
-    /// One more outstanding `spawn` job (or pool handle) keeps the workers alive.
+    /// One more outstanding `spawn` job keeps the workers alive. Returns `false`, and
+    /// changes nothing, if the pool has already terminated: only code running after
+    /// termination (an exit handler) can see that, and there is no worker left to run a
+    /// new job.
     #[inline]
-    pub(crate) fn increment_terminate_count(&self) {
-        // Relaxed: the caller already holds a reference (the pool handle or a running
-        // spawn job), so the count cannot reach zero concurrently, as with `Arc::clone`.
-        let previous = self.terminate_count.fetch_add(1, Ordering::Relaxed);
-        debug_assert!(previous != 0, "spawn into a terminated stealpool registry");
+    pub(crate) fn increment_terminate_count(&self) -> bool {
+        let mut count = self.terminate_count.load(Ordering::Relaxed);
+        loop {
+            if count == 0 {
+                return false;
+            }
+            // Relaxed: a non-zero count means the caller's own reference (pool handle or
+            // running spawn job) keeps it from reaching zero concurrently, as with
+            // `Arc::clone`; the job itself is published by the deque push that follows.
+            match self.terminate_count.compare_exchange_weak(
+                count,
+                count + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => count = actual,
+            }
+        }
     }
 
     /// Drops one reference; the last one tells every worker to exit once idle.

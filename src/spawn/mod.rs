@@ -22,7 +22,8 @@ mod test;
 /// From a worker the job goes on that worker's own deque, where the worker pops jobs
 /// newest first (LIFO) and idle workers steal the oldest; from any other thread it goes
 /// through the pool's injector. There is no handle: use a channel, a [`scope`](crate::scope),
-/// or a latch of your own to learn that it finished.
+/// or a latch of your own to learn that it finished. Called from an exit handler, after
+/// the pool has terminated, the job runs inline instead (no worker is left to run it).
 ///
 /// # Panics
 /// A panic in `func` does not propagate: it goes to the pool's
@@ -43,15 +44,21 @@ where
 
 /// Spawns `func` into `registry`.
 ///
-/// The registry must not have terminated: the caller holds a `ThreadPool` handle, or runs
-/// on one of its workers inside a job that holds a terminate reference.
+/// Normally the caller holds a `ThreadPool` handle, or runs on one of the pool's workers
+/// inside a job that holds a terminate reference, so the pool is alive. The one exception
+/// is an exit handler spawning into its terminated pool: the job then runs inline.
 pub(crate) fn spawn_in<F>(func: F, registry: &Arc<Registry>)
 where
     F: FnOnce() + Send + 'static,
 {
-    // Nothing here runs user code; a panic would mean a leaked terminate reference.
+    if !registry.increment_terminate_count() {
+        // The pool has terminated (we are in an exit handler): no worker is left to run
+        // the job, so run it here rather than lose it.
+        registry.catch_unwind(func);
+        return;
+    }
+    // Nothing below runs user code; a panic would mean a leaked terminate reference.
     let abort_guard = unwind::AbortIfPanic;
-    registry.increment_terminate_count();
     let job_registry = Arc::clone(registry);
     let job = HeapJob::new(move || {
         job_registry.catch_unwind(func);

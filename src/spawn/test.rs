@@ -40,3 +40,22 @@ fn pool_outlives_its_handle_until_spawned_work_is_done() {
     assert_eq!(rx.recv().unwrap(), 7);
     registry.wait_until_stopped();
 }
+
+#[test]
+fn spawn_from_exit_handler_is_not_lost() {
+    // After termination no worker is left; the job must still run (inline).
+    let (tx, rx) = channel();
+    let tx = Mutex::new(tx);
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .exit_handler(move |index| {
+            let tx = tx.lock().unwrap().clone();
+            crate::spawn(move || tx.send(index).unwrap());
+        })
+        .build()
+        .unwrap();
+    drop(pool);
+    let mut seen: Vec<usize> = (0..2).map(|_| rx.recv().unwrap()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, [0, 1]);
+}
