@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo run --release --example compress -- [DIR] [--level N] [--threads N] [--out DIR] [--quiet]
+//!                                            [--skip-dir NAME]... [--all-dirs]
 //! ```
 //!
 //! * `DIR` — the tree to compress (default: the current directory).
@@ -15,6 +16,8 @@
 //!   nothing is written.
 //! * `--quiet` — do not print a line per failed file as it happens (the
 //!   summary at the end still counts and lists the first few errors).
+//! * `--skip-dir NAME` — leave directories with this name out of the walk
+//!   (repeatable; default `target` and `.git`); `--all-dirs` walks everything.
 //!
 //! How it works: the tree is walked first with `std::fs` (symlinks are
 //! never followed and are reported as skipped, as are FIFOs, sockets and
@@ -71,12 +74,22 @@ struct Args {
     /// Do not print a line for each failed file as it happens.
     #[arg(long, short)]
     quiet: bool,
+
+    /// Directory names left out of the walk (repeatable); by default `target` and `.git`,
+    /// so that running on a Rust checkout compresses its sources, not its build output.
+    #[arg(long = "skip-dir", value_name = "NAME", default_values_t = [String::from("target"), String::from(".git")])]
+    skip_dirs: Vec<String>,
+
+    /// Walk every directory (ignore `--skip-dir`).
+    #[arg(long)]
+    all_dirs: bool,
 }
 
 /// Why a directory entry was not compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Skip {
     Symlink,
+    SkippedDir,
     NotRegular,
     Unreadable,
     WouldOverwriteInput,
@@ -87,6 +100,7 @@ impl Skip {
     fn label(self) -> &'static str {
         match self {
             Skip::Symlink => "symlink",
+            Skip::SkippedDir => "directory left out (--skip-dir)",
             Skip::NotRegular => "not a regular file",
             Skip::Unreadable => "unreadable",
             Skip::WouldOverwriteInput => "would overwrite input",
@@ -97,7 +111,7 @@ impl Skip {
     /// Skips that are errors (listed in the error report), as opposed to
     /// entries that are merely not eligible.
     fn is_error(self) -> bool {
-        !matches!(self, Skip::Symlink | Skip::NotRegular)
+        !matches!(self, Skip::Symlink | Skip::SkippedDir | Skip::NotRegular)
     }
 }
 
@@ -190,7 +204,7 @@ struct Inputs {
 /// The directory `exclude` (the output directory, matched by path or by disk
 /// identity) is not entered. Everything else that is not compressed is
 /// recorded in `report`.
-fn walk(root: &Path, exclude: Option<&Target>, report: &Report) -> Inputs {
+fn walk(root: &Path, exclude: Option<&Target>, skip_dirs: &[String], report: &Report) -> Inputs {
     let mut inputs = Inputs {
         files: Vec::new(),
         paths: HashSet::new(),
@@ -229,7 +243,12 @@ fn walk(root: &Path, exclude: Option<&Target>, report: &Report) -> Inputs {
             if kind.is_symlink() {
                 report.skip(Skip::Symlink, &path, None);
             } else if kind.is_dir() {
-                if !exclude.is_some_and(|t| t.is(&path, &meta)) {
+                if skip_dirs
+                    .iter()
+                    .any(|name| entry.file_name() == name.as_str())
+                {
+                    report.skip(Skip::SkippedDir, &path, None);
+                } else if !exclude.is_some_and(|t| t.is(&path, &meta)) {
                     pending.push(path);
                 }
             } else if kind.is_file() {
@@ -540,7 +559,8 @@ fn main() -> ExitCode {
     let level = Compression::new(args.level);
 
     let start = Instant::now();
-    let inputs = walk(&root, target.as_ref(), &report);
+    let skip_dirs: &[String] = if args.all_dirs { &[] } else { &args.skip_dirs };
+    let inputs = walk(&root, target.as_ref(), skip_dirs, &report);
     let walk_time = start.elapsed();
     compress_all(
         &pool,
