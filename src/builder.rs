@@ -10,10 +10,11 @@ use std::io;
 
 /// The environment variable that sets the default number of worker threads.
 ///
-/// Read when a builder has `num_threads(0)` (the default). Unset or `0` means one worker
-/// per logical CPU (`num_cpus::get()`); a value that is not a non-negative integer makes
-/// [`ThreadPoolBuilder::build`] fail. It plays the role of rayon-core's
-/// `RAYON_NUM_THREADS`.
+/// Read when a builder has `num_threads(0)` (the default). Unset, empty or `0` means one
+/// worker per logical CPU (`num_cpus::get()`); surrounding whitespace is ignored; any other
+/// value that is not a non-negative integer makes [`ThreadPoolBuilder::build`] fail (and
+/// the lazily built global pool panic with that error). It plays the role of rayon-core's
+/// `RAYON_NUM_THREADS`, which stealpool does not read.
 pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
 
 /// Configures and builds a [`ThreadPool`], or the global pool.
@@ -146,6 +147,8 @@ impl ThreadPoolBuilder {
             self.num_threads
         } else {
             match std::env::var(NUM_THREADS_ENV) {
+                // Empty (`export STEALPOOL_NUM_THREADS=`) counts as unset.
+                Ok(value) if value.trim().is_empty() => default_num_threads(),
                 Ok(value) => match value.trim().parse::<usize>() {
                     Ok(0) => default_num_threads(),
                     Ok(n) => n,
