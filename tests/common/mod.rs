@@ -1,0 +1,284 @@
+//! Helpers shared by the integration tests.
+//!
+//! Every test that could hang runs its body under [`watchdog`], so a deadlock
+//! or a lost wakeup turns into a test failure with a clear message instead of
+//! a hung `cargo test`.
+#![allow(dead_code)]
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Barrier, Condvar, Mutex, Once, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use stealpool::ThreadPool;
+
+/// Runs `f` on a fresh thread and returns its result.
+///
+/// Panics with a clear message if `f` has not finished after `secs` seconds
+/// (the stuck thread is left behind; the test fails anyway). If `f` panicked,
+/// its panic is re-raised on the calling thread with the original payload.
+pub fn watchdog<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let body = thread::Builder::new()
+        .name("watchdog-body".into())
+        .spawn(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(f));
+            // The receiver is gone only if the watchdog already fired.
+            let _ = tx.send(result);
+        })
+        .expect("watchdog: failed to spawn the test body thread");
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(Ok(value)) => {
+            body.join()
+                .expect("watchdog: body thread died after reporting");
+            value
+        }
+        Ok(Err(payload)) => {
+            let _ = body.join();
+            panic::resume_unwind(payload)
+        }
+        Err(RecvTimeoutError::Timeout) => panic!(
+            "watchdog: test body did not finish within {secs} s \
+             (deadlock, lost wakeup or livelock in the pool)"
+        ),
+        Err(RecvTimeoutError::Disconnected) => {
+            panic!("watchdog: test body thread exited without reporting a result")
+        }
+    }
+}
+
+/// A counter that threads bump and another thread can wait on, with a timeout.
+/// It also remembers every value passed to [`Tally::record`].
+#[derive(Default)]
+pub struct Tally {
+    state: Mutex<Vec<usize>>,
+    changed: Condvar,
+}
+
+impl Tally {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Records one event carrying `value` (e.g. a worker index).
+    pub fn record(&self, value: usize) {
+        self.state.lock().unwrap().push(value);
+        self.changed.notify_all();
+    }
+
+    pub fn count(&self) -> usize {
+        self.state.lock().unwrap().len()
+    }
+
+    /// Values recorded so far, sorted.
+    pub fn sorted(&self) -> Vec<usize> {
+        let mut v = self.state.lock().unwrap().clone();
+        v.sort_unstable();
+        v
+    }
+
+    /// Waits until at least `target` events were recorded. Returns the count
+    /// reached, which is below `target` only if `timeout` expired.
+    pub fn wait_for(&self, target: usize, timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.state.lock().unwrap();
+        while state.len() < target {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            state = self.changed.wait_timeout(state, deadline - now).unwrap().0;
+        }
+        state.len()
+    }
+}
+
+/// A count-down latch: `count_down` is called by jobs, `wait` by the test.
+pub struct CountLatch {
+    remaining: Mutex<usize>,
+    zero: Condvar,
+}
+
+impl CountLatch {
+    pub fn new(count: usize) -> Arc<Self> {
+        Arc::new(Self {
+            remaining: Mutex::new(count),
+            zero: Condvar::new(),
+        })
+    }
+
+    pub fn count_down(&self) {
+        let mut remaining = self.remaining.lock().unwrap();
+        assert!(*remaining > 0, "CountLatch counted down below zero");
+        *remaining -= 1;
+        if *remaining == 0 {
+            self.zero.notify_all();
+        }
+    }
+
+    /// Waits for the count to reach zero. Returns the count still remaining
+    /// (0 on success, > 0 if `timeout` expired).
+    pub fn wait(&self, timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        let mut remaining = self.remaining.lock().unwrap();
+        while *remaining > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            remaining = self.zero.wait_timeout(remaining, deadline - now).unwrap().0;
+        }
+        *remaining
+    }
+}
+
+/// Polls `cond` (yielding between polls) until it holds or `timeout` expires.
+/// Returns whether it held.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    let mut polls = 0u32;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        polls += 1;
+        if polls < 1000 {
+            thread::yield_now();
+        } else {
+            // Long waits (e.g. for handler `Arc`s to be dropped): back off.
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// A seeded RNG so that every run of a test sees the same data.
+pub fn rng(seed: u64) -> fastrand::Rng {
+    fastrand::Rng::with_seed(seed)
+}
+
+/// `n` pseudo-random `u64`s from `seed`.
+pub fn random_u64s(n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = rng(seed);
+    (0..n).map(|_| rng.u64(..)).collect()
+}
+
+/// Occupies every worker of `pool` at the same time: `num_threads` tasks are
+/// spawned in a scope and each waits on a barrier of `num_threads` before
+/// doing a small `join`. This only completes if `num_threads` distinct,
+/// live, responsive workers each pick up exactly one task, so a pool with a
+/// dead or missing worker deadlocks here (run it under [`watchdog`]).
+///
+/// Returns the sorted worker indices that ran the tasks; a healthy pool
+/// returns `0..num_threads`.
+pub fn run_on_all_workers(pool: &ThreadPool, num_threads: usize) -> Vec<usize> {
+    let barrier = Barrier::new(num_threads);
+    let seen = Mutex::new(Vec::with_capacity(num_threads));
+    pool.install(|| {
+        stealpool::scope(|s| {
+            for _ in 0..num_threads {
+                s.spawn(|_| {
+                    barrier.wait();
+                    let index = stealpool::current_thread_index()
+                        .expect("scope task is not running on a worker thread");
+                    let (a, b) = stealpool::join(|| index * 2, || index + 1);
+                    assert_eq!((a, b), (index * 2, index + 1));
+                    seen.lock().unwrap().push(index);
+                });
+            }
+        });
+    });
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_unstable();
+    seen
+}
+
+/// Marker that a panic is deliberate. Panics whose message starts with it are
+/// not printed by the hook installed by [`quiet_expected_panics`].
+pub const EXPECTED: &str = "EXPECTED-PANIC";
+
+/// Payload type for deliberate `std::panic::panic_any` panics with a
+/// non-string payload; also silenced by the hook.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ExpectedPayload(pub u32);
+
+fn hook_counts() -> &'static Mutex<HashMap<String, usize>> {
+    static COUNTS: OnceLock<Mutex<HashMap<String, usize>>> = OnceLock::new();
+    COUNTS.get_or_init(Default::default)
+}
+
+/// Text of a panic payload if it is a string.
+pub fn payload_str(payload: &(dyn Any + Send)) -> Option<&str> {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        Some(s)
+    } else {
+        payload.downcast_ref::<String>().map(String::as_str)
+    }
+}
+
+/// Installs (once per test binary) a panic hook that stays silent for
+/// deliberate panics (message starting with [`EXPECTED`], or an
+/// [`ExpectedPayload`] payload) and counts how often the hook saw each such
+/// message; every other panic (e.g. a failing assertion) goes to the default
+/// hook and is printed as usual.
+///
+/// The hook is process-global, so it affects every test of the binary that
+/// calls this, including tests running in parallel; that is intended.
+pub fn quiet_expected_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let default_hook = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            if let Some(msg) = payload_str(payload).filter(|m| m.starts_with(EXPECTED)) {
+                *hook_counts()
+                    .lock()
+                    .unwrap()
+                    .entry(msg.to_owned())
+                    .or_insert(0) += 1;
+                return;
+            }
+            if let Some(p) = payload.downcast_ref::<ExpectedPayload>() {
+                *hook_counts()
+                    .lock()
+                    .unwrap()
+                    .entry(format!("{p:?}"))
+                    .or_insert(0) += 1;
+                return;
+            }
+            default_hook(info);
+        }));
+    });
+}
+
+/// How many times the quiet hook saw a deliberate panic with exactly this
+/// message (for an [`ExpectedPayload`], its `Debug` text).
+pub fn expected_panic_count(message: &str) -> usize {
+    hook_counts()
+        .lock()
+        .unwrap()
+        .get(message)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The number of threads a pool built with `num_threads(0)` should get:
+/// `STEALPOOL_NUM_THREADS` if set to a positive number, else (unset, empty or
+/// `0`) the CPU count. Returns `None` if the variable is set but is not a
+/// number (building must then fail).
+pub fn expected_default_threads() -> Option<usize> {
+    match std::env::var("STEALPOOL_NUM_THREADS") {
+        Err(_) => Some(num_cpus::get()),
+        Ok(s) if s.trim().is_empty() => Some(num_cpus::get()),
+        Ok(s) => match s.trim().parse::<usize>() {
+            Ok(0) => Some(num_cpus::get()),
+            Ok(n) => Some(n),
+            Err(_) => None,
+        },
+    }
+}
