@@ -154,6 +154,12 @@ where
     pub(crate) fn into_result(self) -> R {
         self.result.into_inner().into_return_value()
     }
+
+    /// Drops the job's result after its latch was observed set, without letting a
+    /// panicking destructor (of the value or of a panic payload) unwind.
+    pub(crate) fn discard_result(self) {
+        unwind::drop_quietly(self.result.into_inner());
+    }
 }
 
 impl<L, F, R> Job for StackJob<L, F, R>

@@ -81,8 +81,12 @@ impl FnContext {
         }
     }
 
-    /// `true` if the closure runs on a different thread than the one that called
-    /// [`join_context`]: it was stolen, or the whole call came from outside the pool.
+    /// `true` if the closure was not run directly by the [`join_context`] call on the
+    /// calling worker: it was stolen by another worker, the whole call came from outside
+    /// the pool (and so runs on a worker), or, rarely, the calling worker itself picked the
+    /// second closure up from its deque while waiting for other work (same thread, but
+    /// reported as migrated, as in rayon-core). `false` means it runs on the calling
+    /// worker, called directly by `join_context`.
     #[inline]
     pub fn migrated(&self) -> bool {
         self.migrated

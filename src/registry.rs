@@ -16,7 +16,7 @@ use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CoreLatch, Latch, LatchRef, LockLatch, SpinLatch};
 use crate::sleep::{Sleep, THREADS_MAX};
-use crate::sync::{Arc, AtomicUsize, OnceLock, Ordering, StaticMutex};
+use crate::sync::{Arc, AtomicUsize, OnceLock, Ordering};
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crossbeam_deque::{Injector, Stealer, Worker};
@@ -55,7 +55,6 @@ struct ThreadInfo {
 }
 
 static THE_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
-static THE_REGISTRY_INIT: StaticMutex<()> = StaticMutex::new(());
 
 /// The global pool's registry, built with the default builder on first use.
 ///
@@ -63,11 +62,8 @@ static THE_REGISTRY_INIT: StaticMutex<()> = StaticMutex::new(());
 /// If the global pool cannot be built (e.g. the OS refuses to start threads, or
 /// `STEALPOOL_NUM_THREADS` is not a number). rayon-core panics here too.
 pub(crate) fn global_registry() -> &'static Arc<Registry> {
-    if let Some(registry) = THE_REGISTRY.get() {
-        return registry;
-    }
-    let _guard = THE_REGISTRY_INIT.lock();
     THE_REGISTRY.get_or_init(|| {
+        // The default builder runs no user code, so this cannot re-enter `get_or_init`.
         Registry::new(ThreadPoolBuilder::new()).unwrap_or_else(|err| {
             panic!("stealpool: the global thread pool could not be built: {err}")
         })
@@ -75,18 +71,33 @@ pub(crate) fn global_registry() -> &'static Arc<Registry> {
 }
 
 /// Builds the global pool from `builder` (for `build_global`).
+///
+/// The registry is built *before* it is offered to the `OnceLock`, with no lock held, so
+/// user code in the builder (a `thread_name` closure) may call free functions: if one of
+/// them builds the default global pool first, this returns "already initialized" and the
+/// registry built here is terminated.
 pub(crate) fn init_global_registry(builder: ThreadPoolBuilder) -> Result<(), ThreadPoolBuildError> {
-    let _guard = THE_REGISTRY_INIT.lock();
-    if THE_REGISTRY.get().is_some() {
-        return Err(ThreadPoolBuildError::new(
+    let already = || {
+        Err(ThreadPoolBuildError::new(
             ErrorKind::GlobalPoolAlreadyInitialized,
-        ));
+        ))
+    };
+    if THE_REGISTRY.get().is_some() {
+        return already();
     }
-    let registry = Registry::new(builder)?;
-    registry.wait_until_primed();
-    let set = THE_REGISTRY.set(registry);
-    debug_assert!(set.is_ok(), "the init lock serialises initialisation");
-    Ok(())
+    let mut candidate = Some(Registry::new(builder)?);
+    let registry = THE_REGISTRY.get_or_init(|| candidate.take().expect("offered once"));
+    match candidate {
+        None => {
+            registry.wait_until_primed();
+            Ok(())
+        }
+        Some(lost) => {
+            // Someone else initialised the global pool meanwhile: stop our workers.
+            lost.terminate();
+            already()
+        }
+    }
 }
 
 /// Terminates a half-built registry if building it fails or panics.
@@ -195,14 +206,15 @@ impl Registry {
     }
 
     fn handle_panic(&self, payload: Box<dyn Any + Send>) {
-        let leftover = match &self.panic_handler {
-            Some(handler) => unwind::halt_unwinding(move || handler(payload)).err(),
-            None => unwind::halt_unwinding(move || drop(payload)).err(),
-        };
-        // The handler itself panicked (or the payload's destructor did); the panic hook
-        // has reported it. Forget the payload rather than risk a second panic in drop.
-        if let Some(payload) = leftover {
-            mem::forget(payload);
+        match &self.panic_handler {
+            Some(handler) => {
+                // A panicking handler has been reported by the hook; what it unwinds with
+                // is dropped quietly like any other payload nobody receives.
+                if let Err(second) = unwind::halt_unwinding(move || handler(payload)) {
+                    unwind::drop_quietly(second);
+                }
+            }
+            None => unwind::drop_quietly(payload),
         }
     }
 

@@ -17,11 +17,9 @@ pub(crate) use parking_lot::{Condvar, Mutex};
 /// The thread-local "which worker am I" slot.
 pub(crate) use std::cell::Cell;
 
-/// The global pool's one-time initialisation: a `OnceLock` plus a lock that serialises
-/// `build_global` against the lazy default build. Process-wide statics, outside the
+/// The global pool's one-time initialisation: a process-wide static, outside the
 /// protocols a model checker would explore.
 pub(crate) use std::sync::OnceLock;
-pub(crate) type StaticMutex<T> = parking_lot::Mutex<T>;
 
 /// `UnsafeCell` as the jobs use it: a cell whose contents one thread owns at a time,
 /// handed over through a latch.

@@ -28,6 +28,16 @@ pub(crate) fn resume_unwinding(payload: Box<dyn Any + Send>) -> ! {
     panic::resume_unwind(payload)
 }
 
+/// Drops a value that nobody will receive (a panic payload that lost to another one, the
+/// result of a job whose caller is unwinding) without letting its destructor unwind into
+/// the scheduler: a destructor that panics is reported by the panic hook, and the second
+/// payload is forgotten rather than dropped again.
+pub(crate) fn drop_quietly<T>(value: T) {
+    if let Err(payload) = halt_unwinding(move || drop(value)) {
+        std::mem::forget(payload);
+    }
+}
+
 /// Drop guard that aborts the process if it is dropped during unwinding.
 ///
 /// Armed around scheduler code that must not unwind; disarmed with `mem::forget` on the

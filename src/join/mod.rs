@@ -15,7 +15,6 @@ use crate::registry;
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crate::FnContext;
-use std::any::Any;
 
 #[cfg(test)]
 mod test;
@@ -49,9 +48,9 @@ where
     join_context(|_| oper_a(), |_| oper_b())
 }
 
-/// Like [`join`], but each closure receives a [`FnContext`] telling whether it runs on a
-/// different thread than the one that called `join_context` (it was *migrated*, i.e.
-/// stolen, or the whole call was injected from outside the pool).
+/// Like [`join`], but each closure receives a [`FnContext`] telling whether it was
+/// *migrated*: stolen by another worker, or run on a worker because the call came from
+/// outside the pool (see [`FnContext::migrated`] for the exact rule).
 ///
 /// # Panics
 /// As [`join`].
@@ -74,7 +73,17 @@ where
 
         let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
             Ok(value) => value,
-            Err(payload) => recover_from_panic(worker_thread, &job_b.latch, payload),
+            Err(payload) => {
+                // `job_b` points into this frame: finish it before unwinding. Its result,
+                // value or panic, is discarded quietly: `oper_a`'s panic wins.
+                match offered.reclaim(worker_thread, &job_b.latch) {
+                    Reclaimed::NotStolen => {
+                        unwind::drop_quietly(unwind::halt_unwinding(|| job_b.run_inline(injected)))
+                    }
+                    Reclaimed::Finished => job_b.discard_result(),
+                }
+                unwind::resume_unwinding(payload)
+            }
         };
 
         match offered.reclaim(worker_thread, &job_b.latch) {
@@ -86,18 +95,6 @@ where
             Reclaimed::Finished => (result_a, job_b.into_result()),
         }
     })
-}
-
-/// `oper_a` panicked: `job_b` refers to this stack frame, so wait until it is finished
-/// (whoever runs it) before unwinding.
-#[cold]
-fn recover_from_panic(
-    worker_thread: &WorkerThread,
-    job_b_latch: &SpinLatch<'_>,
-    payload: Box<dyn Any + Send>,
-) -> ! {
-    worker_thread.wait_until(job_b_latch);
-    unwind::resume_unwinding(payload)
 }
 
 /// The second half of a `join` while it is offered to thieves.

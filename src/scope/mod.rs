@@ -163,19 +163,25 @@ impl ScopeBase<'_> {
         result
     }
 
-    /// Keeps the first panic; later ones are dropped.
+    /// Keeps the first panic; later ones are dropped (quietly: a payload whose destructor
+    /// panics must not unwind past the latch decrement that follows).
     fn job_panicked(&self, payload: Box<dyn Any + Send + 'static>) {
-        if self.panic.load(Ordering::Relaxed).is_null() {
-            let boxed = Box::into_raw(Box::new(payload));
-            if self
-                .panic
-                .compare_exchange(ptr::null_mut(), boxed, Ordering::AcqRel, Ordering::Relaxed)
-                .is_err()
-            {
-                // Another job's panic got there first.
-                // SAFETY: `boxed` came from `Box::into_raw` above and was not published.
-                drop(unsafe { Box::from_raw(boxed) });
-            }
+        // Relaxed: only a shortcut; the CAS below decides who is first.
+        if !self.panic.load(Ordering::Relaxed).is_null() {
+            unwind::drop_quietly(payload);
+            return;
+        }
+        let boxed = Box::into_raw(Box::new(payload));
+        // Release on success publishes the payload to the owner's Acquire swap in
+        // `maybe_propagate_panic`; a failed CAS reads nothing we use.
+        if self
+            .panic
+            .compare_exchange(ptr::null_mut(), boxed, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            // Another job's panic got there first.
+            // SAFETY: `boxed` came from `Box::into_raw` above and was not published.
+            unwind::drop_quietly(unsafe { Box::from_raw(boxed) });
         }
     }
 
