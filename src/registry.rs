@@ -230,7 +230,7 @@ impl Registry {
     pub(crate) fn inject(&self, job_ref: JobRef) {
         let queue_was_empty = self.injected_jobs.is_empty();
         self.injected_jobs.push(job_ref);
-        self.sleep.new_injected_jobs(1, queue_was_empty);
+        self.sleep.new_jobs(1, queue_was_empty);
     }
 
     /// Whether any queue of the pool holds a job: the injector or any worker's deque.

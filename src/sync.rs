@@ -9,7 +9,7 @@
 //! The deques (crossbeam-deque) and `CachePadded` (crossbeam-utils) are not re-exported:
 //! they are well-tested data structures that the protocols use, not part of them.
 
-pub(crate) use std::sync::atomic::{fence, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 pub(crate) use std::sync::Arc;
 
 pub(crate) use parking_lot::{Condvar, Mutex};
@@ -24,3 +24,123 @@ pub(crate) use std::sync::OnceLock;
 /// `UnsafeCell` as the jobs use it: a cell whose contents one thread owns at a time,
 /// handed over through a latch.
 pub(crate) use std::cell::UnsafeCell;
+
+/// Asymmetric memory barriers: a cheap one for the hot path, an expensive one for the
+/// rare path, that together order like a pair of SeqCst fences.
+///
+/// The sleep protocol needs a store-load (Dekker) pairing between every push and every
+/// worker about to park (docs/sleep.md). Pushes are the `join` fast path and parking is
+/// rare, so the pusher's side is [`light`] and the sleeper's side is [`heavy`]:
+///
+/// * on Linux with `membarrier(2)` `MEMBARRIER_CMD_PRIVATE_EXPEDITED` available, `light`
+///   is a compiler fence only and `heavy` makes every running thread of the process execute
+///   a full memory barrier (the kernel's IPIs) before it returns. Whatever point in the
+///   pusher's program that barrier lands on, the pusher's store before it is visible to the
+///   sleeper afterwards, and the pusher's loads after it see the sleeper's earlier stores;
+/// * everywhere else both are `fence(SeqCst)`.
+///
+/// This is the scheme of folly's `asymmetricLightBarrier`/`asymmetricHeavyBarrier` and of
+/// liburcu's membarrier flavour.
+pub(crate) mod barrier {
+    #[cfg(target_os = "linux")]
+    pub(crate) use self::membarrier::{heavy, init, light};
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) use self::fences::{heavy, init, light};
+
+    #[cfg(not(target_os = "linux"))]
+    mod fences {
+        use std::sync::atomic::{fence, Ordering};
+
+        /// Nothing to set up.
+        pub(crate) fn init() {}
+
+        /// A full fence.
+        #[inline]
+        pub(crate) fn light() {
+            fence(Ordering::SeqCst);
+        }
+
+        /// A full fence.
+        pub(crate) fn heavy() {
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    mod membarrier {
+        use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
+        use std::sync::Once;
+
+        // Commands of membarrier(2), from <linux/membarrier.h>.
+        const MEMBARRIER_CMD_QUERY: libc::c_int = 0;
+        const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+        const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+        /// Set once, before any worker thread of any pool exists, if the process registered
+        /// for expedited private membarriers. Never cleared.
+        static EXPEDITED: AtomicBool = AtomicBool::new(false);
+        static INIT: Once = Once::new();
+
+        fn membarrier(cmd: libc::c_int) -> libc::c_long {
+            // SAFETY: membarrier takes (cmd, flags, cpu_id) integers and touches no memory
+            // of ours.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_membarrier,
+                    cmd,
+                    0 as libc::c_uint,
+                    0 as libc::c_int,
+                )
+            }
+        }
+
+        /// Registers the process for expedited membarriers if the kernel offers them.
+        /// Called before a pool starts its workers; idempotent.
+        pub(crate) fn init() {
+            INIT.call_once(|| {
+                let wanted =
+                    MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
+                let supported = membarrier(MEMBARRIER_CMD_QUERY);
+                if supported >= 0
+                    && (supported as libc::c_int) & wanted == wanted
+                    && membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0
+                {
+                    // Relaxed: every worker thread is spawned after this `call_once`
+                    // returns (thread spawn and `Once` give happens-before), so every
+                    // worker reads `true`. A thread outside the pools may read a stale
+                    // `false`, which only makes it use a full fence: always safe.
+                    EXPEDITED.store(true, Ordering::Relaxed);
+                }
+            });
+        }
+
+        /// The pusher's side: a compiler fence if the sleeper's side is a membarrier,
+        /// else a full fence.
+        #[inline]
+        pub(crate) fn light() {
+            // Relaxed: see `init`.
+            if EXPEDITED.load(Ordering::Relaxed) {
+                compiler_fence(Ordering::SeqCst);
+            } else {
+                fence(Ordering::SeqCst);
+            }
+        }
+
+        /// The sleeper's side: a membarrier over every thread of the process, plus a full
+        /// fence of our own.
+        pub(crate) fn heavy() {
+            fence(Ordering::SeqCst);
+            // Relaxed: see `init`; only workers call this, and they always read `true`
+            // when the process registered.
+            if EXPEDITED.load(Ordering::Relaxed)
+                && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0
+            {
+                // Cannot happen after a successful registration. Pushers rely on this
+                // barrier, so carrying on could lose a wake-up.
+                eprintln!("stealpool: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration; aborting");
+                std::process::abort();
+            }
+        }
+    }
+}

@@ -95,9 +95,7 @@ impl WorkerThread {
     pub(crate) fn push(&self, job: JobRef) {
         let queue_was_empty = self.worker.is_empty();
         self.worker.push(job);
-        self.registry
-            .sleep
-            .new_internal_jobs(self.index, 1, queue_was_empty);
+        self.registry.sleep.new_jobs(1, queue_was_empty);
     }
 
     /// Pops the most recently pushed job of the own deque.
@@ -130,7 +128,7 @@ impl WorkerThread {
                     if !self.worker.is_empty() {
                         // The rest of the batch is now stealable from our deque; let a
                         // sleeper know, as for a push.
-                        self.registry.sleep.new_internal_jobs(self.index, 1, true);
+                        self.registry.sleep.new_jobs(1, true);
                     }
                     return Some(job);
                 }

@@ -2,7 +2,7 @@
 //!
 //! The protocol, and the argument for why no wake-up is lost, is written up in
 //! `docs/sleep.md`; the names there (`start_looking`, `announce_sleepy`, `sleep`,
-//! `new_injected_jobs`, ...) are the functions here. In short:
+//! `new_jobs`, ...) are the functions here. In short:
 //!
 //! 1. A worker that found nothing in a full round (local deque, injector, every victim,
 //!    with `Steal::Retry` rounds repeated) yields and retries for
@@ -10,13 +10,13 @@
 //! 2. It then *announces* it is sleepy by making the jobs event counter (JEC) even, and
 //!    searches once more.
 //! 3. To sleep it takes its own mutex, moves its latch to `SLEEPING`, and registers as a
-//!    sleeper with a CAS that succeeds only if the JEC is unchanged. A SeqCst fence, an
-//!    RMW on every worker's push word and a last look at every queue follow; then it
-//!    waits on its condvar.
-//! 4. Whoever posts work, after the push, issues a SeqCst fence (injector) or an RMW on
-//!    its own push word (own deque), bumps the JEC if it is even, then wakes sleepers if
-//!    needed. Each pairs with step 3 (the sleeper's fence, and its RMW on every push
-//!    word), so no job is left unseen while every worker sleeps.
+//!    sleeper with a CAS that succeeds only if the JEC is unchanged. A heavy barrier
+//!    (`membarrier(2)` on Linux) and a last look at every queue follow; then it waits on
+//!    its condvar.
+//! 4. Whoever posts work issues a light barrier after the push (a compiler fence where
+//!    the heavy one is a membarrier), bumps the JEC if it is even, then wakes sleepers if
+//!    needed. The two barriers pair up so that no job is left unseen while every worker
+//!    sleeps.
 //!
 //! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop,
 //! which takes batches from the injector before stealing from victims.
@@ -25,7 +25,7 @@ mod counters;
 
 use self::counters::{AtomicCounters, JobsEventCounter};
 use crate::latch::CoreLatch;
-use crate::sync::{fence, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{barrier, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 use std::thread;
 
@@ -41,11 +41,6 @@ pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
 /// The pool-wide sleep state: the counters word and one parking spot per worker.
 pub(crate) struct Sleep {
     worker_sleep_states: Vec<CachePadded<WorkerSleepState>>,
-    /// One word per worker, written (RMW) by its owner after every push to its deque and
-    /// RMW'd by every worker about to park: the pairing that replaces a fence on the push
-    /// path (see `new_internal_jobs`). Each on its own cache line, so the owner's RMW
-    /// stays on a line it holds exclusively except when someone is falling asleep.
-    push_words: Vec<CachePadded<AtomicUsize>>,
     counters: AtomicCounters,
 }
 
@@ -85,9 +80,9 @@ impl IdleState {
 impl Sleep {
     pub(crate) fn new(n_threads: usize) -> Sleep {
         assert!(n_threads <= THREADS_MAX);
+        barrier::init();
         Sleep {
             worker_sleep_states: (0..n_threads).map(|_| Default::default()).collect(),
-            push_words: (0..n_threads).map(|_| Default::default()).collect(),
             counters: AtomicCounters::new(),
         }
     }
@@ -191,16 +186,9 @@ impl Sleep {
             }
         }
 
-        // Step 4: pairs with the fence in `new_injected_jobs` and with the push-word RMW
-        // in `new_internal_jobs`. Either the pusher sees our `sleeping` increment (and
-        // wakes us), or we see its job here.
-        fence(Ordering::SeqCst);
-        for word in &self.push_words {
-            // An RMW, not a load: it reads the latest value in the word's modification
-            // order, so it synchronises with every push-word RMW before it, and every
-            // push-word RMW after it synchronises with it (docs/sleep.md).
-            word.fetch_add(0, Ordering::SeqCst);
-        }
+        // Step 4: the heavy barrier pairs with the light barrier in `new_jobs`. Either
+        // the pusher sees our `sleeping` increment (and wakes us), or we see its job here.
+        barrier::heavy();
         if has_pending_jobs() {
             // Back out: nobody will wake us, so undo the registration ourselves.
             self.counters.sub_sleeping_thread();
@@ -222,35 +210,16 @@ impl Sleep {
         self.wake_specific_thread(target_worker_index);
     }
 
-    /// `num_jobs` jobs were pushed to the injector; `queue_was_empty` is whether it was
-    /// empty just before. Wakes sleepers if the awake workers may not be enough.
+    /// `num_jobs` jobs were pushed to the injector or to a worker's own deque;
+    /// `queue_was_empty` is whether that queue was empty just before. Wakes sleepers if
+    /// the awake workers may not be enough to pick the jobs up.
     ///
-    /// Must be called *after* the push: the fence here pairs with the fence in `sleep`
-    /// (step 4), so either this call sees the sleeper registered and wakes it, or the
-    /// sleeper's last look sees the job (docs/sleep.md, "the pairing").
+    /// Must be called *after* the push: the light barrier here pairs with the heavy
+    /// barrier in `sleep` (step 4), so either this call sees the sleeper registered and
+    /// wakes it, or the sleeper's last look sees the job (docs/sleep.md, "the pairing").
     #[inline]
-    pub(crate) fn new_injected_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
-        fence(Ordering::SeqCst);
-        self.wake_for_new_jobs(num_jobs, queue_was_empty)
-    }
-
-    /// Worker `worker_index` pushed `num_jobs` jobs onto its own deque; `queue_was_empty`
-    /// is whether the deque was empty just before.
-    ///
-    /// Must be called *after* the push. Instead of a fence, the pusher does an RMW on its
-    /// own push word, which every worker about to park also RMWs (step 4 of `sleep`).
-    /// RMWs on one word are totally ordered, each reading the one before: if ours comes
-    /// first, the sleeper's synchronises with it and its last look sees the job; if the
-    /// sleeper's comes first, ours synchronises with it and the counters load below sees
-    /// the sleeper registered. On a line the owner holds, the RMW costs less than a fence.
-    #[inline]
-    pub(crate) fn new_internal_jobs(
-        &self,
-        worker_index: usize,
-        num_jobs: u32,
-        queue_was_empty: bool,
-    ) {
-        self.push_words[worker_index].fetch_add(1, Ordering::SeqCst);
+    pub(crate) fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        barrier::light();
         self.wake_for_new_jobs(num_jobs, queue_was_empty)
     }
 
