@@ -61,9 +61,10 @@ pub(crate) mod barrier {
             fence(Ordering::SeqCst);
         }
 
-        /// A full fence.
-        pub(crate) fn heavy() {
+        /// A full fence; always succeeds.
+        pub(crate) fn heavy() -> bool {
             fence(Ordering::SeqCst);
+            true
         }
     }
 
@@ -127,20 +128,15 @@ pub(crate) mod barrier {
             }
         }
 
-        /// The sleeper's side: a membarrier over every thread of the process, plus a full
-        /// fence of our own.
-        pub(crate) fn heavy() {
+        /// The sleeper's side: a full fence of our own, then a membarrier over every
+        /// thread of the process. Returns `false` if the membarrier failed (ENOMEM, or a
+        /// seccomp filter installed after registration): the caller must then not park,
+        /// since pushers rely on this barrier.
+        pub(crate) fn heavy() -> bool {
             fence(Ordering::SeqCst);
             // Relaxed: see `init`; only workers call this, and they always read `true`
             // when the process registered.
-            if EXPEDITED.load(Ordering::Relaxed)
-                && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0
-            {
-                // Cannot happen after a successful registration. Pushers rely on this
-                // barrier, so carrying on could lose a wake-up.
-                eprintln!("stealpool: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration; aborting");
-                std::process::abort();
-            }
+            !EXPEDITED.load(Ordering::Relaxed) || membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0
         }
     }
 }

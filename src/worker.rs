@@ -127,7 +127,9 @@ impl WorkerThread {
                 Steal::Success(job) => {
                     if !self.worker.is_empty() {
                         // The rest of the batch is now stealable from our deque; let a
-                        // sleeper know, as for a push.
+                        // sleeper know, as for a push. We still count as idle here, so
+                        // this rarely wakes anyone itself: the wake usually comes from the
+                        // `work_found` cascade our caller runs next (docs/sleep.md).
                         self.registry.sleep.new_jobs(1, true);
                     }
                     return Some(job);

@@ -188,8 +188,11 @@ impl Sleep {
 
         // Step 4: the heavy barrier pairs with the light barrier in `new_jobs`. Either
         // the pusher sees our `sleeping` increment (and wakes us), or we see its job here.
-        barrier::heavy();
-        if has_pending_jobs() {
+        // Never skip the last look because the JEC was unchanged: for pushes to a
+        // worker's own deque in membarrier mode it is the only thing that sees the job.
+        // If the heavy barrier failed (membarrier refused, e.g. by a seccomp filter
+        // installed later), parking would be unsafe: back out and keep searching.
+        if !barrier::heavy() || has_pending_jobs() {
             // Back out: nobody will wake us, so undo the registration ourselves.
             self.counters.sub_sleeping_thread();
         } else {
