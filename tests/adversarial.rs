@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use stealpool::{ThreadPool, ThreadPoolBuilder};
 
+mod common;
+
 // ------------------------------------------------------------------------------------
 // Helpers
 // ------------------------------------------------------------------------------------
@@ -808,14 +810,11 @@ fn panics_in_every_position_are_routed_after_all_work_ran() {
             .unwrap();
         assert_eq!(q.join(|| 1, || 2), (1, 2));
         drop(q);
-        let t = Instant::now();
-        while exits.load(SeqCst) < 2 || handled2.load(SeqCst) < 4 {
-            assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "exit handlers / panic handler"
-            );
-            thread::yield_now();
-        }
+        assert!(
+            common::wait_until(Duration::from_secs(5), || exits.load(SeqCst) >= 2
+                && handled2.load(SeqCst) >= 4),
+            "exit handlers / panic handler"
+        );
         let q = ThreadPoolBuilder::new()
             .num_threads(2)
             .start_handler(|_| panic!("adv: start"))
@@ -879,14 +878,10 @@ fn exit_handler_can_use_the_free_functions() {
             .unwrap();
         p.install(|| ());
         drop(p);
-        let t = Instant::now();
-        while out.lock().unwrap().len() < 2 {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "exit handlers did not finish"
-            );
-            thread::sleep(Duration::from_millis(2));
-        }
+        assert!(
+            common::wait_until(Duration::from_secs(10), || out.lock().unwrap().len() >= 2),
+            "exit handlers did not finish"
+        );
         let mut v = out.lock().unwrap().clone();
         v.sort();
         assert_eq!(
@@ -930,11 +925,10 @@ fn pool_dropped_inside_its_own_job_then_spawning_more() {
                 rx.recv_timeout(Duration::from_secs(5))
                     .expect("job spawned after drop lost");
             }
-            let t = Instant::now();
-            while exits.load(SeqCst) < 2 {
-                assert!(t.elapsed() < Duration::from_secs(5), "workers did not exit");
-                thread::sleep(Duration::from_millis(1));
-            }
+            assert!(
+                common::wait_until(Duration::from_secs(5), || exits.load(SeqCst) >= 2),
+                "workers did not exit"
+            );
         }
     });
 }
