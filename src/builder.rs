@@ -1,12 +1,14 @@
 //! [`ThreadPoolBuilder`] and [`ThreadPoolBuildError`]: configuring and starting a pool.
 
-use crate::registry::{self, PanicHandler, Registry, ThreadHandler};
+use crate::registry::{self, PanicHandler, Registry, ThreadBuilder, ThreadHandler};
 use crate::sleep::THREADS_MAX;
+use crate::unwind;
 use crate::ThreadPool;
 use std::any::Any;
 use std::error::Error;
 use std::fmt;
 use std::io;
+use std::thread;
 
 /// The environment variable that sets the default number of worker threads.
 ///
@@ -31,14 +33,37 @@ pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
 ///     .unwrap();
 /// assert_eq!(pool.install(|| stealpool::current_num_threads()), 2);
 /// ```
-#[derive(Default)]
-pub struct ThreadPoolBuilder {
+///
+/// The type parameter is how the worker threads are started: [`DefaultSpawn`] uses
+/// `std::thread::Builder`; [`spawn_handler`](Self::spawn_handler) switches to a closure of
+/// the application's ([`CustomSpawn`]). Neither type can be named outside this crate (as in
+/// rayon-core); they only appear in the builder's type.
+pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     num_threads: usize,
+    use_current_thread: bool,
     get_thread_name: Option<Box<dyn FnMut(usize) -> String>>,
     stack_size: Option<usize>,
     panic_handler: Option<Box<PanicHandler>>,
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
+    breadth_first: bool,
+    spawn_handler: S,
+}
+
+impl Default for ThreadPoolBuilder {
+    fn default() -> Self {
+        ThreadPoolBuilder {
+            num_threads: 0,
+            use_current_thread: false,
+            get_thread_name: None,
+            stack_size: None,
+            panic_handler: None,
+            start_handler: None,
+            exit_handler: None,
+            breadth_first: false,
+            spawn_handler: DefaultSpawn,
+        }
+    }
 }
 
 impl ThreadPoolBuilder {
@@ -47,6 +72,135 @@ impl ThreadPoolBuilder {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Builds a pool whose threads are [scoped threads](std::thread::scope), runs
+    /// `with_pool(&pool)`, then drops the pool and **joins every worker thread** before
+    /// returning, so the workers may borrow from the caller's stack (through `wrapper`)
+    /// and have all exited (exit handlers and thread-local destructors run) on return.
+    ///
+    /// `wrapper` is called on each new thread with its [`ThreadBuilder`] and must call
+    /// [`ThreadBuilder::run`] (it may set up thread-local state around it). Same contract
+    /// as rayon-core's `build_scoped`; see also [`ThreadPool::shutdown`] for a pool that is
+    /// not scoped.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build); `with_pool` does not run then.
+    ///
+    /// # Panics
+    /// A panic in `with_pool` is re-raised after the threads were joined.
+    ///
+    /// ```
+    /// let data = vec![1, 2, 3];
+    /// let sum = stealpool::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .build_scoped(
+    ///         |thread| thread.run(),
+    ///         |pool| pool.install(|| data.iter().sum::<i32>()),
+    ///     )
+    ///     .unwrap();
+    /// assert_eq!(sum, 6);
+    /// ```
+    pub fn build_scoped<W, F, R>(self, wrapper: W, with_pool: F) -> Result<R, ThreadPoolBuildError>
+    where
+        W: Fn(ThreadBuilder) + Sync,
+        F: FnOnce(&ThreadPool) -> R,
+    {
+        thread::scope(|scope| {
+            let wrapper = &wrapper;
+            let pool = self
+                .spawn_handler(|thread| {
+                    let mut b = thread::Builder::new();
+                    if let Some(name) = thread.name() {
+                        b = b.name(name.to_owned());
+                    }
+                    if let Some(stack_size) = thread.stack_size() {
+                        b = b.stack_size(stack_size);
+                    }
+                    b.spawn_scoped(scope, move || wrapper(thread))?;
+                    Ok(())
+                })
+                .build()?;
+            let result = unwind::halt_unwinding(|| with_pool(&pool));
+            // Dropping the pool lets the workers exit once their work is done; the end of
+            // `thread::scope` joins them.
+            drop(pool);
+            match result {
+                Ok(value) => Ok(value),
+                Err(payload) => unwind::resume_unwinding(payload),
+            }
+        })
+    }
+
+    /// Starts the worker threads with `spawn`, the application's own thread-creation
+    /// closure: it receives a [`ThreadBuilder`] per worker, must start a thread that calls
+    /// [`ThreadBuilder::run`], and returns `Ok(())` once started (rayon-core's
+    /// `spawn_handler`).
+    ///
+    /// [`ThreadPool::shutdown`] waits for such threads to finish their work and exit
+    /// handler, but cannot join them (it has no `JoinHandle`).
+    ///
+    /// # Errors
+    /// An `Err` from `spawn` makes [`build`](Self::build) return it as an I/O
+    /// [`ThreadPoolBuildError`]; the threads already started exit.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .spawn_handler(|thread| {
+    ///         std::thread::Builder::new()
+    ///             .name(format!("custom-{}", thread.index()))
+    ///             .spawn(|| thread.run())?;
+    ///         Ok(())
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let name = pool.install(|| std::thread::current().name().map(str::to_owned));
+    /// assert!(name.unwrap().starts_with("custom-"));
+    /// ```
+    pub fn spawn_handler<F>(self, spawn: F) -> ThreadPoolBuilder<CustomSpawn<F>>
+    where
+        F: FnMut(ThreadBuilder) -> io::Result<()>,
+    {
+        ThreadPoolBuilder {
+            num_threads: self.num_threads,
+            use_current_thread: self.use_current_thread,
+            get_thread_name: self.get_thread_name,
+            stack_size: self.stack_size,
+            panic_handler: self.panic_handler,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
+            breadth_first: self.breadth_first,
+            spawn_handler: CustomSpawn(spawn),
+        }
+    }
+}
+
+impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
+    /// Starts the worker threads and returns the pool. It does not wait for the threads
+    /// to start.
+    ///
+    /// # Errors
+    /// [`ThreadPoolBuildError`] if [`NUM_THREADS_ENV`] is not a number, if
+    /// [`use_current_thread`](Self::use_current_thread) was set on a thread that already is
+    /// a pool worker, or if the OS (or the spawn handler) refuses to start a thread (e.g.
+    /// an impossible [`stack_size`](Self::stack_size)); in that case every thread already
+    /// started exits (and runs its exit handler).
+    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
+        Registry::new(self).map(ThreadPool::from_registry)
+    }
+
+    /// Builds the global pool, the one used by the free functions ([`join`](crate::join),
+    /// [`spawn`](crate::spawn), ...) outside any pool. Waits until every worker started.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build), plus an error if the global pool already exists (built
+    /// by an earlier call, or lazily by a free function).
+    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
+        registry::init_global_registry(self)
+    }
+}
+
+impl<S> ThreadPoolBuilder<S> {
 
     /// Sets the number of worker threads (a count).
     ///
@@ -120,25 +274,27 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// Starts the worker threads and returns the pool. It does not wait for the threads
-    /// to start.
+    /// Makes the calling thread (the one that calls `build` or `build_global`) worker 0
+    /// of the pool, instead of starting a thread for it.
+    ///
+    /// That thread does not run the scheduling loop: it takes part only while it waits
+    /// inside the pool (`install`, `join`, `scope`, `yield_now`, ...), and the start and
+    /// exit handlers do not run for it. It stays a worker of the pool for the rest of its
+    /// life, so [`ThreadPool::shutdown`] does not wait for it. Same as rayon-core.
     ///
     /// # Errors
-    /// [`ThreadPoolBuildError`] if [`NUM_THREADS_ENV`] is not a number, or if the OS
-    /// refuses to start a thread (e.g. an impossible [`stack_size`](Self::stack_size));
-    /// in that case every thread already started exits (and runs its exit handler).
-    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        Registry::new(self).map(ThreadPool::from_registry)
+    /// `build` returns an error if the calling thread already is a worker of a pool.
+    pub fn use_current_thread(mut self) -> Self {
+        self.use_current_thread = true;
+        self
     }
 
-    /// Builds the global pool, the one used by the free functions ([`join`](crate::join),
-    /// [`spawn`](crate::spawn), ...) outside any pool. Waits until every worker started.
-    ///
-    /// # Errors
-    /// As [`build`](Self::build), plus an error if the global pool already exists (built
-    /// by an earlier call, or lazily by a free function).
-    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
-        registry::init_global_registry(self)
+    /// Makes every worker's deque FIFO instead of LIFO (rayon-core's deprecated
+    /// `breadth_first`): each worker runs its own jobs oldest first.
+    #[deprecated(note = "use `scope_fifo` and `spawn_fifo` for FIFO order")]
+    pub fn breadth_first(mut self) -> Self {
+        self.breadth_first = true;
+        self
     }
 
     /// The thread count this builder will use (resolving `0` as documented).
@@ -169,6 +325,18 @@ impl ThreadPoolBuilder {
         Ok(n.min(THREADS_MAX))
     }
 
+    pub(crate) fn get_use_current_thread(&self) -> bool {
+        self.use_current_thread
+    }
+
+    pub(crate) fn get_breadth_first(&self) -> bool {
+        self.breadth_first
+    }
+
+    pub(crate) fn spawner_mut(&mut self) -> &mut S {
+        &mut self.spawn_handler
+    }
+
     pub(crate) fn get_thread_name(&mut self, index: usize) -> Option<String> {
         self.get_thread_name.as_mut().map(|f| f(index))
     }
@@ -194,11 +362,68 @@ fn default_num_threads() -> usize {
     num_cpus::get().max(1)
 }
 
-impl fmt::Debug for ThreadPoolBuilder {
+/// How a builder starts worker threads. Sealed: only [`DefaultSpawn`] and
+/// [`CustomSpawn`] implement it.
+#[allow(unreachable_pub)]
+pub trait ThreadSpawn: private::Sealed {
+    /// Starts a thread that calls `thread.run()`; returns its handle if it has one.
+    #[doc(hidden)]
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>>;
+}
+
+mod private {
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+}
+
+/// Starts workers with `std::thread::Builder` (name and stack size from the builder).
+#[derive(Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct DefaultSpawn;
+
+impl private::Sealed for DefaultSpawn {}
+
+impl ThreadSpawn for DefaultSpawn {
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>> {
+        let mut b = thread::Builder::new();
+        if let Some(name) = thread.name() {
+            b = b.name(name.to_owned());
+        }
+        if let Some(stack_size) = thread.stack_size() {
+            b = b.stack_size(stack_size);
+        }
+        b.spawn(move || thread.run()).map(Some)
+    }
+}
+
+/// Starts workers with the application's closure (see
+/// [`ThreadPoolBuilder::spawn_handler`]).
+#[allow(unreachable_pub)]
+pub struct CustomSpawn<F>(F);
+
+impl<F> fmt::Debug for CustomSpawn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CustomSpawn(<closure>)")
+    }
+}
+
+impl<F> private::Sealed for CustomSpawn<F> where F: FnMut(ThreadBuilder) -> io::Result<()> {}
+
+impl<F> ThreadSpawn for CustomSpawn<F>
+where
+    F: FnMut(ThreadBuilder) -> io::Result<()>,
+{
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>> {
+        (self.0)(thread).map(|()| None)
+    }
+}
+
+impl<S> fmt::Debug for ThreadPoolBuilder<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let closure = |present: bool| if present { Some("<closure>") } else { None };
         f.debug_struct("ThreadPoolBuilder")
             .field("num_threads", &self.num_threads)
+            .field("use_current_thread", &self.use_current_thread)
             .field("get_thread_name", &closure(self.get_thread_name.is_some()))
             .field("stack_size", &self.stack_size)
             .field("panic_handler", &closure(self.panic_handler.is_some()))
@@ -221,6 +446,8 @@ pub struct ThreadPoolBuildError {
 pub(crate) enum ErrorKind {
     /// `build_global` after the global pool exists.
     GlobalPoolAlreadyInitialized,
+    /// `use_current_thread` on a thread that already is a worker of a pool.
+    CurrentThreadAlreadyInPool,
     /// The OS refused to start a worker thread.
     IOError(io::Error),
     /// `STEALPOOL_NUM_THREADS` holds something that is not a thread count.
@@ -229,6 +456,8 @@ pub(crate) enum ErrorKind {
 
 const GLOBAL_POOL_ALREADY_INITIALIZED: &str =
     "The global thread pool has already been initialized.";
+const CURRENT_THREAD_ALREADY_IN_POOL: &str =
+    "The current thread is already part of another thread pool.";
 
 impl ThreadPoolBuildError {
     pub(crate) fn new(kind: ErrorKind) -> Self {
@@ -240,6 +469,7 @@ impl fmt::Display for ThreadPoolBuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ErrorKind::GlobalPoolAlreadyInitialized => f.write_str(GLOBAL_POOL_ALREADY_INITIALIZED),
+            ErrorKind::CurrentThreadAlreadyInPool => f.write_str(CURRENT_THREAD_ALREADY_IN_POOL),
             ErrorKind::IOError(err) => write!(f, "could not start a worker thread: {err}"),
             ErrorKind::InvalidNumThreads(value) => write!(
                 f,

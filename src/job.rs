@@ -155,6 +155,18 @@ where
         self.result.into_inner().into_return_value()
     }
 
+    /// The job's value or panic payload after its latch was observed set.
+    ///
+    /// # Panics
+    /// If the job never ran (a scheduler bug).
+    pub(crate) fn into_job_result(self) -> std::thread::Result<R> {
+        match self.result.into_inner() {
+            JobResult::None => unreachable!("stealpool: a waited-for job never ran"),
+            JobResult::Ok(x) => Ok(x),
+            JobResult::Panic(p) => Err(p),
+        }
+    }
+
     /// Drops the job's result after its latch was observed set, without letting a
     /// panicking destructor (of the value or of a panic payload) unwind.
     pub(crate) fn discard_result(self) {
@@ -222,5 +234,60 @@ where
         // SAFETY: `this` came from `Box::into_raw` in `into_job_ref` and is executed once.
         let this = unsafe { Box::from_raw(this.cast::<Self>().cast_mut()) };
         (this.func)();
+    }
+}
+
+/// A FIFO of jobs behind a LIFO deque: how `spawn_fifo` and `ScopeFifo::spawn_fifo` get
+/// first-in-first-out order out of a worker's LIFO deque (rayon-core's `JobFifo`).
+///
+/// [`JobFifo::push`] queues the real job here and returns a *stub* `JobRef` to push on the
+/// deque. Whoever executes a stub (the owner popping it, or a thief) runs the **oldest**
+/// queued job, not the one the stub was made for. There is exactly one stub per queued
+/// job, so every job runs exactly once, in FIFO order relative to the others in this
+/// queue.
+pub(crate) struct JobFifo {
+    inner: crossbeam_deque::Injector<JobRef>,
+}
+
+impl JobFifo {
+    pub(crate) fn new() -> Self {
+        JobFifo {
+            inner: crossbeam_deque::Injector::new(),
+        }
+    }
+
+    /// Queues `job_ref` and returns the stub to push on a deque.
+    ///
+    /// # Safety
+    /// `self` must stay alive until the returned stub has executed (the worker's FIFO
+    /// lives as long as the worker thread, which outlives every spawn job; a scope's
+    /// FIFOs live until the scope's jobs are all done).
+    pub(crate) unsafe fn push(&self, job_ref: JobRef) -> JobRef {
+        self.inner.push(job_ref);
+        // SAFETY: the caller keeps `self` alive until the stub has executed; each stub is
+        // executed once and takes exactly one job, which the queue holds by then.
+        unsafe { JobRef::new(self) }
+    }
+}
+
+impl Job for JobFifo {
+    unsafe fn execute(this: *const ()) {
+        // SAFETY: `this` is a live `JobFifo` (contract of `push`).
+        let this = unsafe { &*this.cast::<Self>() };
+        // Retry only means another stub's steal raced ours: the queue still holds at
+        // least our job (one job per stub), so keep trying.
+        loop {
+            match this.inner.steal() {
+                crossbeam_deque::Steal::Success(job_ref) => {
+                    // SAFETY: the job was queued by `push` under the same contract as any
+                    // JobRef, and is taken out exactly once here.
+                    return unsafe { job_ref.execute() };
+                }
+                crossbeam_deque::Steal::Retry => std::hint::spin_loop(),
+                crossbeam_deque::Steal::Empty => {
+                    unreachable!("stealpool: FIFO stub executed with an empty FIFO")
+                }
+            }
+        }
     }
 }

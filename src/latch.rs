@@ -264,6 +264,12 @@ enum CountLatchKind {
 impl CountLatch {
     /// A latch with count 1, waited on by `owner` (a worker) or by an outside thread.
     pub(crate) fn new(owner: Option<&WorkerThread>) -> Self {
+        Self::with_count(1, owner)
+    }
+
+    /// A latch with count `count`, waited on by `owner` (a worker of any pool: it keeps
+    /// running its own pool's jobs while it waits) or by an outside thread.
+    pub(crate) fn with_count(count: usize, owner: Option<&WorkerThread>) -> Self {
         let kind = match owner {
             Some(owner) => CountLatchKind::Stealing {
                 latch: CoreLatch::new(),
@@ -275,7 +281,7 @@ impl CountLatch {
             },
         };
         CountLatch {
-            counter: AtomicUsize::new(1),
+            counter: AtomicUsize::new(count),
             kind,
         }
     }

@@ -34,10 +34,14 @@
 #![deny(missing_debug_implementations)]
 #![warn(rust_2018_idioms)]
 
+mod broadcast;
 mod builder;
+mod deprecated;
 mod job;
 mod join;
+mod join_handle;
 mod latch;
+mod metrics;
 mod registry;
 mod scope;
 mod sleep;
@@ -47,11 +51,20 @@ mod thread_pool;
 mod unwind;
 mod worker;
 
+pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use crate::builder::{ThreadPoolBuildError, ThreadPoolBuilder, NUM_THREADS_ENV};
+#[allow(deprecated)]
+pub use crate::deprecated::{initialize, Configuration};
 pub use crate::join::{join, join_context};
-pub use crate::scope::{scope, Scope};
-pub use crate::spawn::spawn;
-pub use crate::thread_pool::{current_num_threads, current_thread_index, ThreadPool};
+pub use crate::join_handle::{spawn_with_handle, JoinHandle};
+pub use crate::metrics::{PoolMetrics, WorkerMetrics};
+pub use crate::registry::ThreadBuilder;
+pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
+pub use crate::spawn::{spawn, spawn_fifo};
+pub use crate::thread_pool::{
+    current_num_threads, current_thread_has_pending_tasks, current_thread_index, yield_local,
+    yield_now, ThreadPool, WaitError, Yield,
+};
 
 use std::marker::PhantomData;
 

@@ -12,15 +12,17 @@
 //!
 //! Shape and names follow rayon-core's `registry.rs`.
 
-use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder};
+use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CoreLatch, Latch, LatchRef, LockLatch, SpinLatch};
+use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
-use crate::sync::{Arc, AtomicUsize, OnceLock, Ordering};
+use crate::sync::{Arc, AtomicUsize, Condvar, Mutex, OnceLock, Ordering};
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crossbeam_deque::{Injector, Stealer, Worker};
 use std::any::Any;
+use std::fmt;
 use std::mem;
 use std::thread;
 
@@ -34,12 +36,30 @@ pub(crate) struct Registry {
     thread_infos: Vec<ThreadInfo>,
     pub(crate) sleep: Sleep,
     injected_jobs: Injector<JobRef>,
+    /// The pushing ends of every worker's broadcast queue (FIFO). Only broadcasts lock it.
+    broadcasts: Mutex<Vec<Worker<JobRef>>>,
+    counters: RegistryCounters,
     panic_handler: Option<Box<PanicHandler>>,
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
     /// Starts at 1 for the `ThreadPool` handle; +1 for every `spawn` job until it has run.
     /// When it reaches 0 every worker's `terminate` latch is set.
     terminate_count: AtomicUsize,
+    /// Where `wait_idle` callers wait for `terminate_count` to fall back to 1.
+    idle: IdleWait,
+    /// Join handles of the worker threads the default spawn handler started.
+    thread_handles: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// Worker 0 is the thread that built the pool (`use_current_thread`): it never runs
+    /// the main loop, so it never stops.
+    current_thread_worker: bool,
+}
+
+/// `wait_idle` waiters: a count the terminating side checks, and a condvar.
+#[derive(Default)]
+struct IdleWait {
+    waiters: AtomicUsize,
+    lock: Mutex<()>,
+    condvar: Condvar,
 }
 
 /// What the registry knows about one worker.
@@ -76,7 +96,9 @@ pub(crate) fn global_registry() -> &'static Arc<Registry> {
 /// user code in the builder (a `thread_name` closure) may call free functions: if one of
 /// them builds the default global pool first, this returns "already initialized" and the
 /// registry built here is terminated.
-pub(crate) fn init_global_registry(builder: ThreadPoolBuilder) -> Result<(), ThreadPoolBuildError> {
+pub(crate) fn init_global_registry<S: ThreadSpawn>(
+    builder: ThreadPoolBuilder<S>,
+) -> Result<(), ThreadPoolBuildError> {
     let already = || {
         Err(ThreadPoolBuildError::new(
             ErrorKind::GlobalPoolAlreadyInitialized,
@@ -109,17 +131,97 @@ impl Drop for Terminator<'_> {
     }
 }
 
+/// Everything a new worker thread needs to run: handed to the spawn handler, which starts
+/// an OS thread that must call [`ThreadBuilder::run`].
+///
+/// This is rayon-core's `ThreadBuilder`: with
+/// [`ThreadPoolBuilder::spawn_handler`](crate::ThreadPoolBuilder::spawn_handler) the
+/// application creates the threads itself (its own thread type, affinity, a scoped
+/// thread), and stealpool only supplies the body.
+pub struct ThreadBuilder {
+    name: Option<String>,
+    stack_size: Option<usize>,
+    worker: Worker<JobRef>,
+    broadcasts: Stealer<JobRef>,
+    registry: Arc<Registry>,
+    index: usize,
+}
+
+impl ThreadBuilder {
+    /// The index of this worker in its pool, `0..num_threads`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The thread name the builder's `thread_name` closure gave this worker, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The stack size (bytes) requested with `stack_size`, if any.
+    pub fn stack_size(&self) -> Option<usize> {
+        self.stack_size
+    }
+
+    /// Runs the worker on the current thread: the start handler, the scheduling loop until
+    /// the pool terminates, then the exit handler. Blocks until then.
+    ///
+    /// # Panics
+    /// If the current thread is already a worker of a pool (a spawn handler must call
+    /// `run` on a new thread).
+    pub fn run(self) {
+        assert!(
+            WorkerThread::current().is_none(),
+            "stealpool: ThreadBuilder::run called on a thread that is already a pool worker"
+        );
+        // SAFETY: the current thread is not a worker (checked above), and `main_loop`
+        // keeps its `WorkerThread` on this frame until it returns.
+        unsafe { main_loop(self) }
+    }
+}
+
+impl fmt::Debug for ThreadBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadBuilder")
+            .field("pool", &Arc::as_ptr(&self.registry))
+            .field("index", &self.index)
+            .field("name", &self.name)
+            .field("stack_size", &self.stack_size)
+            .finish()
+    }
+}
+
 impl Registry {
-    /// Builds the registry and starts its worker threads.
+    /// Builds the registry and starts its worker threads through `builder`'s spawn
+    /// handler.
     ///
     /// # Errors
-    /// A bad thread count from the environment, or an I/O error from starting a thread;
-    /// in the latter case every thread already started is told to exit.
-    pub(crate) fn new(
-        mut builder: ThreadPoolBuilder,
+    /// A bad thread count from the environment, the current thread already being a worker
+    /// (with `use_current_thread`), or an I/O error from starting a thread; in the last
+    /// case every thread already started is told to exit.
+    pub(crate) fn new<S: ThreadSpawn>(
+        mut builder: ThreadPoolBuilder<S>,
     ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
         let n_threads = builder.get_num_threads()?.min(THREADS_MAX);
-        let workers: Vec<Worker<JobRef>> = (0..n_threads).map(|_| Worker::new_lifo()).collect();
+        let use_current_thread = builder.get_use_current_thread();
+        if use_current_thread && WorkerThread::current().is_some() {
+            return Err(ThreadPoolBuildError::new(
+                ErrorKind::CurrentThreadAlreadyInPool,
+            ));
+        }
+        let breadth_first = builder.get_breadth_first();
+        let workers: Vec<Worker<JobRef>> = (0..n_threads)
+            .map(|_| {
+                if breadth_first {
+                    Worker::new_fifo()
+                } else {
+                    Worker::new_lifo()
+                }
+            })
+            .collect();
+        let broadcasts: Vec<Worker<JobRef>> = (0..n_threads).map(|_| Worker::new_fifo()).collect();
+        let broadcast_stealers: Vec<Stealer<JobRef>> =
+            broadcasts.iter().map(Worker::stealer).collect();
         let thread_infos = workers
             .iter()
             .map(|worker| ThreadInfo {
@@ -134,31 +236,57 @@ impl Registry {
             thread_infos,
             sleep: Sleep::new(n_threads),
             injected_jobs: Injector::new(),
+            broadcasts: Mutex::new(broadcasts),
+            counters: RegistryCounters::new(n_threads),
             panic_handler: builder.take_panic_handler(),
             start_handler: builder.take_start_handler(),
             exit_handler: builder.take_exit_handler(),
             terminate_count: AtomicUsize::new(1),
+            idle: IdleWait::default(),
+            thread_handles: Mutex::new(Vec::new()),
+            current_thread_worker: use_current_thread,
         });
 
         // If a thread fails to start, or `thread_name` panics, the threads already
         // started must still be told to exit.
         let t1000 = Terminator(&registry);
-        for (index, worker) in workers.into_iter().enumerate() {
-            let mut b = thread::Builder::new();
-            if let Some(name) = builder.get_thread_name(index) {
-                b = b.name(name);
+        let mut current_thread_parts = None;
+        for (index, (worker, broadcasts)) in workers.into_iter().zip(broadcast_stealers).enumerate()
+        {
+            if index == 0 && use_current_thread {
+                current_thread_parts = Some((worker, broadcasts));
+                continue;
             }
-            if let Some(stack_size) = builder.get_stack_size() {
-                b = b.stack_size(stack_size);
+            let thread = ThreadBuilder {
+                name: builder.get_thread_name(index),
+                stack_size: builder.get_stack_size(),
+                worker,
+                broadcasts,
+                registry: Arc::clone(&registry),
+                index,
+            };
+            match builder.spawner_mut().spawn(thread) {
+                Ok(Some(handle)) => registry.thread_handles.lock().push(handle),
+                Ok(None) => {}
+                Err(err) => return Err(ThreadPoolBuildError::new(ErrorKind::IOError(err))),
             }
-            let thread_registry = Arc::clone(&registry);
-            if let Err(err) = b.spawn(move || {
-                // SAFETY: this closure is the thread's whole body; `main_loop`'s contract
-                // (called once, on a fresh thread) holds.
-                unsafe { main_loop(worker, thread_registry, index) }
-            }) {
-                return Err(ThreadPoolBuildError::new(ErrorKind::IOError(err)));
-            }
+        }
+        if let Some((worker, broadcasts)) = current_thread_parts {
+            // The calling thread becomes worker 0 for the rest of its life. It does not
+            // run the main loop: it takes part whenever it waits inside the pool (as in
+            // rayon-core). Its `WorkerThread` is leaked because the thread-local slot
+            // must stay valid for as long as the thread runs.
+            let worker_thread = Box::leak(Box::new(WorkerThread::new(
+                worker,
+                broadcasts,
+                Arc::clone(&registry),
+                0,
+            )));
+            // SAFETY: the leaked box is never freed or moved, and the current thread is
+            // not a worker (checked at the top).
+            unsafe { WorkerThread::set_current(worker_thread) };
+            // SAFETY: the latch lives in the registry, which `registry` keeps alive.
+            unsafe { LockLatch::set(&registry.thread_infos[0].primed) };
         }
         mem::forget(t1000);
         Ok(registry)
@@ -188,6 +316,12 @@ impl Registry {
     #[inline]
     pub(crate) fn injector(&self) -> &Injector<JobRef> {
         &self.injected_jobs
+    }
+
+    /// The pool's metrics counters.
+    #[inline]
+    pub(crate) fn counters(&self) -> &RegistryCounters {
+        &self.counters
     }
 
     /// Whether two handles name the same registry.
@@ -230,7 +364,26 @@ impl Registry {
     pub(crate) fn inject(&self, job_ref: JobRef) {
         let queue_was_empty = self.injected_jobs.is_empty();
         self.injected_jobs.push(job_ref);
+        self.counters.job_injected();
         self.sleep.new_jobs(1, queue_was_empty);
+    }
+
+    /// Pushes one job on every worker's broadcast queue (job `i` for worker `i`) and wakes
+    /// every sleeper: each job must run on its own worker.
+    ///
+    /// # Panics
+    /// If `jobs` does not yield exactly one job per worker.
+    pub(crate) fn inject_broadcast(&self, jobs: impl ExactSizeIterator<Item = JobRef>) {
+        let queues = self.broadcasts.lock();
+        assert_eq!(jobs.len(), queues.len(), "one broadcast job per worker");
+        for (queue, job) in queues.iter().zip(jobs) {
+            queue.push(job);
+        }
+        drop(queues);
+        // `queue_was_empty = false`: wake min(n, sleepers), i.e. every sleeper, since no
+        // awake worker can run another worker's broadcast job. Called after the pushes,
+        // like every `new_jobs` (docs/sleep.md).
+        self.sleep.new_jobs(self.num_threads() as u32, false);
     }
 
     /// Whether any queue of the pool holds a job: the injector or any worker's deque.
@@ -331,16 +484,40 @@ impl Registry {
         }
     }
 
-    /// Drops one reference; the last one tells every worker to exit once idle.
+    /// Drops one reference; the last one tells every worker to exit once idle. When only
+    /// the pool handle's reference is left, the pool is idle: wakes `wait_idle` callers.
     pub(crate) fn terminate(&self) {
-        if self.terminate_count.fetch_sub(1, Ordering::SeqCst) == 1 {
-            for (index, info) in self.thread_infos.iter().enumerate() {
-                // SAFETY: the latch lives in the registry, which `self` keeps alive.
-                if unsafe { CoreLatch::set(&info.terminate) } {
-                    self.sleep.notify_worker_latch_is_set(index);
+        match self.terminate_count.fetch_sub(1, Ordering::SeqCst) {
+            1 => {
+                for (index, info) in self.thread_infos.iter().enumerate() {
+                    // SAFETY: the latch lives in the registry, which `self` keeps alive.
+                    if unsafe { CoreLatch::set(&info.terminate) } {
+                        self.sleep.notify_worker_latch_is_set(index);
+                    }
                 }
             }
+            // SeqCst pair with `wait_idle`: either it sees our decrement, or we see its
+            // registration as a waiter (store-load on both sides).
+            2 if self.idle.waiters.load(Ordering::SeqCst) > 0 => {
+                let _guard = self.idle.lock.lock();
+                self.idle.condvar.notify_all();
+            }
+            _ => {}
         }
+    }
+
+    /// Blocks until every job holding a terminate reference (every `spawn*` job and what
+    /// those spawned) has finished, i.e. only the pool handle's reference is left.
+    ///
+    /// The caller must hold the pool handle and must not itself be such a job.
+    pub(crate) fn wait_idle(&self) {
+        self.idle.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = self.idle.lock.lock();
+        while self.terminate_count.load(Ordering::SeqCst) > 1 {
+            self.idle.condvar.wait(&mut guard);
+        }
+        drop(guard);
+        self.idle.waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Blocks until every worker has started.
@@ -350,11 +527,20 @@ impl Registry {
         }
     }
 
-    /// Blocks until every worker has left its main loop (used by tests).
-    #[cfg(test)]
+    /// Blocks until every worker thread has left its main loop and run its exit handler,
+    /// then joins the threads the default spawn handler started (so their thread-local
+    /// destructors have run). Worker 0 of a `use_current_thread` pool is the building
+    /// thread, which never stops: it is skipped.
     pub(crate) fn wait_until_stopped(&self) {
-        for info in &self.thread_infos {
+        let skip = usize::from(self.current_thread_worker);
+        for info in &self.thread_infos[skip..] {
             info.stopped.wait();
+        }
+        let handles = mem::take(&mut *self.thread_handles.lock());
+        for handle in handles {
+            // The thread body catches every panic of user code, so an `Err` would mean a
+            // panic in the scheduler itself, which aborts before it gets here.
+            let _ = handle.join();
         }
     }
 }
@@ -362,9 +548,16 @@ impl Registry {
 /// The body of a worker thread.
 ///
 /// # Safety
-/// Called once, as the whole body of a freshly started thread.
-unsafe fn main_loop(worker: Worker<JobRef>, registry: Arc<Registry>, index: usize) {
-    let worker_thread = &WorkerThread::new(worker, Arc::clone(&registry), index);
+/// Called on a thread that is not a worker yet; the `WorkerThread` lives on this frame.
+unsafe fn main_loop(thread: ThreadBuilder) {
+    let ThreadBuilder {
+        worker,
+        broadcasts,
+        registry,
+        index,
+        ..
+    } = thread;
+    let worker_thread = &WorkerThread::new(worker, broadcasts, Arc::clone(&registry), index);
     // SAFETY: `worker_thread` lives on this frame for the rest of the thread's work and is
     // unregistered by its `Drop` before the frame ends.
     unsafe { WorkerThread::set_current(worker_thread) };
@@ -386,13 +579,15 @@ unsafe fn main_loop(worker: Worker<JobRef>, registry: Arc<Registry>, index: usiz
         "worker exiting with jobs left in its deque"
     );
 
-    // SAFETY: as for `primed`.
-    unsafe { LockLatch::set(&info.stopped) };
-    mem::forget(abort_guard);
-
     if let Some(handler) = registry.exit_handler.as_ref() {
         registry.catch_unwind(|| handler(index));
     }
+    mem::forget(abort_guard);
+
+    // Last: `shutdown` returns once every worker got here (and, for threads it started
+    // itself, once the thread has ended).
+    // SAFETY: as for `primed`.
+    unsafe { LockLatch::set(&info.stopped) };
     // `worker_thread` is dropped here, clearing the thread-local pointer.
 }
 

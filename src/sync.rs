@@ -9,7 +9,7 @@
 //! The deques (crossbeam-deque) and `CachePadded` (crossbeam-utils) are not re-exported:
 //! they are well-tested data structures that the protocols use, not part of them.
 
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 pub(crate) use std::sync::Arc;
 
 pub(crate) use parking_lot::{Condvar, Mutex};

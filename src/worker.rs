@@ -5,9 +5,11 @@
 //! crossbeam-deque's `find_task` idiom):
 //!
 //! 1. `pop` from the own deque;
-//! 2. `steal_batch_and_pop` from the pool's injector into the own deque (a batch of up to
+//! 2. `steal` from the own broadcast queue (jobs that must run on this very worker:
+//!    `broadcast`, `spawn_broadcast`);
+//! 3. `steal_batch_and_pop` from the pool's injector into the own deque (a batch of up to
 //!    32 in one CAS: the injector is FIFO);
-//! 3. `steal` from the other workers, starting at a random victim (fastrand).
+//! 4. `steal` from the other workers, starting at a random victim (fastrand).
 //!
 //! A round that found nothing but saw any `Steal::Retry` is repeated after a
 //! `crossbeam_utils::Backoff` step: `Retry` means "lost a race, the queue probably still
@@ -16,11 +18,12 @@
 //! Only a round in which every source answered `Empty` returns `None`, and only then may
 //! [`WorkerThread::wait_until`] go on toward parking.
 
-use crate::job::JobRef;
+use crate::job::{JobFifo, JobRef};
 use crate::latch::AsCoreLatch;
+use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
 use crate::sync::{Arc, Cell};
-use crossbeam_deque::{Steal, Worker};
+use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::Backoff;
 use std::ptr;
 
@@ -33,6 +36,10 @@ thread_local! {
 /// stack for the thread's whole life.
 pub(crate) struct WorkerThread {
     worker: Worker<JobRef>,
+    /// The FIFO behind this worker's `spawn_fifo` stubs.
+    fifo: JobFifo,
+    /// This worker's broadcast queue (the registry holds the pushing end).
+    broadcasts: Stealer<JobRef>,
     index: usize,
     registry: Arc<Registry>,
 }
@@ -48,9 +55,16 @@ impl Drop for WorkerThread {
 }
 
 impl WorkerThread {
-    pub(crate) fn new(worker: Worker<JobRef>, registry: Arc<Registry>, index: usize) -> Self {
+    pub(crate) fn new(
+        worker: Worker<JobRef>,
+        broadcasts: Stealer<JobRef>,
+        registry: Arc<Registry>,
+        index: usize,
+    ) -> Self {
         WorkerThread {
             worker,
+            fifo: JobFifo::new(),
+            broadcasts,
             index,
             registry,
         }
@@ -98,33 +112,121 @@ impl WorkerThread {
         self.registry.sleep.new_jobs(1, queue_was_empty);
     }
 
+    /// Pushes a job that must run in FIFO order relative to this worker's other FIFO
+    /// jobs: it goes on the worker's FIFO, and a stub that runs the oldest FIFO job goes on
+    /// the deque.
+    #[inline]
+    pub(crate) fn push_fifo(&self, job: JobRef) {
+        // SAFETY: the FIFO lives as long as this worker, and the worker outlives every
+        // `spawn_fifo` job: each holds a terminate reference, so the worker cannot leave
+        // its main loop before all of them (and so all their stubs) have run.
+        let stub = unsafe { self.fifo.push(job) };
+        self.push(stub);
+    }
+
+    /// This worker's counters (metrics).
+    #[inline]
+    pub(crate) fn counters(&self) -> &WorkerCounters {
+        self.registry.counters().worker(self.index)
+    }
+
     /// Pops the most recently pushed job of the own deque.
     #[inline]
     pub(crate) fn take_local_job(&self) -> Option<JobRef> {
-        self.worker.pop()
+        let job = self.worker.pop();
+        if job.is_some() {
+            self.counters().local_pop();
+        }
+        job
+    }
+
+    /// Whether the own deque holds a job (racy, like rayon-core's answer).
+    #[inline]
+    pub(crate) fn has_local_jobs(&self) -> bool {
+        !self.worker.is_empty()
+    }
+
+    /// Takes the oldest job of the own broadcast queue. Sets `retry` on `Steal::Retry`.
+    #[inline]
+    fn take_broadcast_job(&self, retry: &mut bool) -> Option<JobRef> {
+        match self.broadcasts.steal() {
+            Steal::Success(job) => Some(job),
+            Steal::Empty => None,
+            Steal::Retry => {
+                self.counters().retry_seen();
+                *retry = true;
+                None
+            }
+        }
     }
 
     /// Executes a job taken from any queue.
     #[inline]
     pub(crate) fn execute(&self, job: JobRef) {
+        self.counters().job_executed();
         // SAFETY: every JobRef in the deques and the injector was created by a job type
         // whose creator keeps it alive until it runs, and each is taken out of a queue
         // exactly once, so it is executed exactly once.
         unsafe { job.execute() }
     }
 
-    /// The scheduling loop's search: local pop, then an injector batch, then victims,
-    /// repeating the round while any source said `Retry`. `None` means every source was
-    /// confirmed `Empty` in one round.
+    /// Whether any queue this worker could take a job from holds one: the injector, any
+    /// worker's deque, or this worker's own broadcast queue (other workers' broadcast
+    /// jobs are not ours to run). The sleeper's last look before parking
+    /// (docs/sleep.md, step 4).
+    pub(crate) fn has_pending_jobs(&self) -> bool {
+        !self.broadcasts.is_empty() || self.registry.has_pending_jobs()
+    }
+
+    /// `yield_now`: runs one job from anywhere this worker may take one, if any.
+    pub(crate) fn yield_now(&self) -> crate::Yield {
+        match self.find_work() {
+            Some(job) => {
+                self.execute(job);
+                crate::Yield::Executed
+            }
+            None => crate::Yield::Idle,
+        }
+    }
+
+    /// `yield_local`: runs one job from the own deque or broadcast queue, if any.
+    pub(crate) fn yield_local(&self) -> crate::Yield {
+        let job = self.take_local_job().or_else(|| loop {
+            let mut retry = false;
+            match self.take_broadcast_job(&mut retry) {
+                Some(job) => break Some(job),
+                None if retry => continue,
+                None => break None,
+            }
+        });
+        match job {
+            Some(job) => {
+                self.execute(job);
+                crate::Yield::Executed
+            }
+            None => crate::Yield::Idle,
+        }
+    }
+
+    /// The scheduling loop's search: local pop, the own broadcast queue, an injector
+    /// batch, then victims, repeating the round while any source said `Retry`. `None`
+    /// means every source was confirmed `Empty` in one round.
     pub(crate) fn find_work(&self) -> Option<JobRef> {
         let backoff = Backoff::new();
+        let counters = self.counters();
         loop {
-            if let Some(job) = self.worker.pop() {
+            if let Some(job) = self.take_local_job() {
                 return Some(job);
             }
             let mut retry = false;
+            if let Some(job) = self.take_broadcast_job(&mut retry) {
+                return Some(job);
+            }
             match self.registry.injector().steal_batch_and_pop(&self.worker) {
                 Steal::Success(job) => {
+                    // Only this worker pushes to its deque, so the length is what the
+                    // batch left there (less any a thief already took).
+                    counters.injector_batch(1 + self.worker.len() as u64);
                     if !self.worker.is_empty() {
                         // The rest of the batch is now stealable from our deque; let a
                         // sleeper know, as for a push. We still count as idle here, so
@@ -134,15 +236,20 @@ impl WorkerThread {
                     }
                     return Some(job);
                 }
-                Steal::Retry => retry = true,
+                Steal::Retry => {
+                    counters.retry_seen();
+                    retry = true;
+                }
                 Steal::Empty => {}
             }
             if let Some(job) = self.steal_from_victims(&mut retry) {
+                counters.steal();
                 return Some(job);
             }
             if !retry {
                 return None;
             }
+            counters.retry_round();
             // Lost a race somewhere: the work is probably still there. Back off a little
             // and search the whole round again.
             backoff.spin();
@@ -164,6 +271,7 @@ impl WorkerThread {
                 Steal::Success(job) => Some(job),
                 Steal::Empty => None,
                 Steal::Retry => {
+                    self.counters().retry_seen();
                     *retry = true;
                     None
                 }
@@ -199,7 +307,9 @@ impl WorkerThread {
                     // The job may have pushed local work: start over.
                     continue 'outer;
                 }
-                sleep.no_work_found(&mut idle_state, latch, || self.registry.has_pending_jobs());
+                sleep.no_work_found(&mut idle_state, latch, self.counters(), || {
+                    self.has_pending_jobs()
+                });
             }
             // The latch is set: we are active again.
             sleep.work_found();

@@ -5,8 +5,14 @@
 //! owner waits by executing other jobs if it is a worker, by blocking otherwise. Panics in
 //! the body or in any job are captured (the first one wins), every job still runs, and the
 //! panic is re-raised when the scope ends. Same contract as rayon-core's `scope`.
+//!
+//! [`ScopeFifo`] is the same with FIFO order among the jobs one worker spawns: each worker
+//! of the pool gets a [`JobFifo`] in the scope, and the deque carries stubs that run the
+//! oldest job of that FIFO (rayon-core's design). `in_place_scope` runs the body on the
+//! calling thread instead of moving it onto a worker.
 
-use crate::job::HeapJob;
+use crate::broadcast::BroadcastContext;
+use crate::job::{HeapJob, JobFifo, JobRef};
 use crate::latch::{CountLatch, Latch};
 use crate::registry::{self, Registry};
 use crate::sync::Arc;
@@ -24,6 +30,18 @@ use std::ptr;
 /// so jobs can spawn more jobs into the same scope.
 pub struct Scope<'scope> {
     base: ScopeBase<'scope>,
+}
+
+/// A fork-join scope whose jobs, when spawned from the same worker, start in the order
+/// they were spawned (FIFO); otherwise like [`Scope`].
+///
+/// Created by [`scope_fifo`], [`in_place_scope_fifo`] or the `ThreadPool` methods of the
+/// same names. Like rayon-core's, it has `spawn_fifo` and `spawn_broadcast` but no plain
+/// `spawn`.
+pub struct ScopeFifo<'scope> {
+    base: ScopeBase<'scope>,
+    /// One FIFO per worker of the scope's pool; the deques carry stubs into them.
+    fifos: Vec<JobFifo>,
 }
 
 struct ScopeBase<'scope> {
@@ -69,20 +87,98 @@ where
     })
 }
 
+/// Like [`scope`], but jobs spawned from the same worker start in FIFO order relative to
+/// each other (see [`ScopeFifo`]).
+///
+/// # Panics
+/// As [`scope`].
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let order = std::sync::Mutex::new(Vec::new());
+/// pool.scope_fifo(|s| {
+///     for i in 0..3 {
+///         let order = &order;
+///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+///     }
+/// });
+/// assert_eq!(order.into_inner().unwrap(), [0, 1, 2]);
+/// ```
+pub fn scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+    R: Send,
+{
+    registry::in_worker(|owner_thread, _| {
+        let scope = ScopeFifo::new(Some(owner_thread), None);
+        scope.base.complete(Some(owner_thread), || op(&scope))
+    })
+}
+
+/// Like [`scope`], but the body `op` runs on the **calling** thread (so it need not be
+/// `Send`); only the spawned jobs go to the pool: the pool the caller is a worker of, else
+/// the global pool. The caller then waits for them: a worker keeps executing jobs of its
+/// own pool, any other thread blocks.
+///
+/// # Panics
+/// As [`scope`].
+///
+/// ```
+/// let not_send = std::rc::Rc::new(5);
+/// let mut x = 0;
+/// let slot = &mut x;
+/// stealpool::in_place_scope(|s| {
+///     let v = *not_send; // the body may use non-Send data
+///     s.spawn(move |_| *slot = v);
+/// });
+/// assert_eq!(x, 5);
+/// ```
+pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    do_in_place_scope(None, op)
+}
+
+/// The body of `in_place_scope` and `ThreadPool::in_place_scope`.
+pub(crate) fn do_in_place_scope<'scope, OP, R>(registry: Option<&Arc<Registry>>, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    let thread = WorkerThread::current();
+    let scope = Scope::new(thread, registry);
+    scope.base.complete(thread, || op(&scope))
+}
+
+/// [`in_place_scope`] with FIFO order among jobs spawned from the same worker (see
+/// [`ScopeFifo`]).
+///
+/// # Panics
+/// As [`scope`].
+pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    do_in_place_scope_fifo(None, op)
+}
+
+/// The body of `in_place_scope_fifo` and `ThreadPool::in_place_scope_fifo`.
+pub(crate) fn do_in_place_scope_fifo<'scope, OP, R>(
+    registry: Option<&Arc<Registry>>,
+    op: OP,
+) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    let thread = WorkerThread::current();
+    let scope = ScopeFifo::new(thread, registry);
+    scope.base.complete(thread, || op(&scope))
+}
+
 impl<'scope> Scope<'scope> {
     fn new(owner: Option<&WorkerThread>, registry: Option<&Arc<Registry>>) -> Self {
-        let registry = match (registry, owner) {
-            (Some(registry), _) => Arc::clone(registry),
-            (None, Some(owner)) => Arc::clone(owner.registry()),
-            (None, None) => Arc::clone(registry::global_registry()),
-        };
         Scope {
-            base: ScopeBase {
-                registry,
-                panic: AtomicPtr::new(ptr::null_mut()),
-                job_completed_latch: CountLatch::new(owner),
-                marker: PhantomData,
-            },
+            base: ScopeBase::new(owner, registry),
         }
     }
 
@@ -114,6 +210,79 @@ impl<'scope> Scope<'scope> {
         let job_ref = unsafe { job.into_job_ref() };
         self.base.registry.inject_or_push(job_ref);
     }
+
+    /// Runs `body` once on every worker of the scope's pool, as jobs of this scope (the
+    /// scope waits for all of them). Each run receives the scope and a
+    /// [`BroadcastContext`].
+    ///
+    /// # Panics
+    /// As [`Scope::spawn`]: panics are captured and re-raised when the scope ends.
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        let scope_ptr = ScopePtr(self);
+        self.base.spawn_broadcast(move |ctx| {
+            // SAFETY: called from a job of this scope, which keeps the scope alive.
+            body(unsafe { &*scope_ptr.as_ptr() }, ctx)
+        });
+    }
+}
+
+impl<'scope> ScopeFifo<'scope> {
+    fn new(owner: Option<&WorkerThread>, registry: Option<&Arc<Registry>>) -> Self {
+        let base = ScopeBase::new(owner, registry);
+        let fifos = (0..base.registry.num_threads())
+            .map(|_| JobFifo::new())
+            .collect();
+        ScopeFifo { base, fifos }
+    }
+
+    /// Spawns `body` into the scope, like [`Scope::spawn`], but jobs spawned from the same
+    /// worker start in FIFO order relative to each other. From a thread that is not a
+    /// worker of the scope's pool the job is injected (the injector is FIFO too).
+    ///
+    /// # Panics
+    /// As [`Scope::spawn`].
+    pub fn spawn_fifo<BODY>(&self, body: BODY)
+    where
+        BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
+    {
+        let scope_ptr = ScopePtr(self);
+        let job = HeapJob::new(move || {
+            let scope = scope_ptr.as_ptr();
+            // SAFETY: as in `Scope::spawn`.
+            unsafe { ScopeBase::execute_job(ptr::addr_of!((*scope).base), move || body(&*scope)) };
+        });
+        self.base.job_completed_latch.increment();
+        // SAFETY: as in `Scope::spawn`.
+        let job_ref: JobRef = unsafe { job.into_job_ref() };
+        match WorkerThread::current() {
+            Some(worker) if Registry::same(worker.registry(), &self.base.registry) => {
+                // SAFETY: the FIFO lives in the scope, which outlives all its jobs and so
+                // every stub (one per job).
+                let stub = unsafe { self.fifos[worker.index()].push(job_ref) };
+                worker.push(stub);
+            }
+            _ => self.base.registry.inject(job_ref),
+        }
+    }
+
+    /// Runs `body` once on every worker of the scope's pool, as jobs of this scope (see
+    /// [`Scope::spawn_broadcast`]).
+    ///
+    /// # Panics
+    /// As [`Scope::spawn`].
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&ScopeFifo<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        let scope_ptr = ScopePtr(self);
+        self.base.spawn_broadcast(move |ctx| {
+            // SAFETY: called from a job of this scope, which keeps the scope alive.
+            body(unsafe { &*scope_ptr.as_ptr() }, ctx)
+        });
+    }
 }
 
 impl fmt::Debug for Scope<'_> {
@@ -124,7 +293,65 @@ impl fmt::Debug for Scope<'_> {
     }
 }
 
-impl ScopeBase<'_> {
+impl fmt::Debug for ScopeFifo<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopeFifo")
+            .field("pool_threads", &self.base.registry.num_threads())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'scope> ScopeBase<'scope> {
+    fn new(owner: Option<&WorkerThread>, registry: Option<&Arc<Registry>>) -> Self {
+        let registry = match (registry, owner) {
+            (Some(registry), _) => Arc::clone(registry),
+            (None, Some(owner)) => Arc::clone(owner.registry()),
+            (None, None) => Arc::clone(registry::global_registry()),
+        };
+        ScopeBase {
+            registry,
+            panic: AtomicPtr::new(ptr::null_mut()),
+            job_completed_latch: CountLatch::new(owner),
+            marker: PhantomData,
+        }
+    }
+
+    /// One job of this scope per worker of its pool, each running `body` with its
+    /// broadcast context.
+    ///
+    /// Every job owns an `Arc` of `body` and drops it *inside* the job, before the latch
+    /// decrement, so the last copy of `body` (which may borrow `'scope` data) is dropped
+    /// before the scope can end.
+    fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        let n_threads = self.registry.num_threads();
+        let body = Arc::new(body);
+        let base_ptr = ScopePtr(self);
+        for _ in 0..n_threads {
+            self.job_completed_latch.increment();
+        }
+        let job_refs = (0..n_threads).map(|_| {
+            let body = Arc::clone(&body);
+            let job = HeapJob::new(move || {
+                let base = base_ptr.as_ptr();
+                // SAFETY: the scope stays alive until this job's decrement, the last
+                // thing `execute_job` does; `body` is consumed (dropped) before it.
+                unsafe {
+                    ScopeBase::execute_job(base, move || {
+                        BroadcastContext::with(|ctx| body(ctx));
+                    })
+                };
+            });
+            // SAFETY: the job borrows only data outliving `'scope`, and the scope waits
+            // for it.
+            unsafe { job.into_job_ref() }
+        });
+        self.registry.inject_broadcast(job_refs);
+        drop(body);
+    }
+
     /// Runs the body as the scope's first "job", waits for every job, re-raises a panic.
     fn complete<R>(&self, owner: Option<&WorkerThread>, func: impl FnOnce() -> R) -> R {
         // SAFETY: `self` is borrowed for this whole call, so it outlives the decrement.
@@ -200,6 +427,14 @@ impl ScopeBase<'_> {
 
 /// A raw pointer to a scope, moved into its jobs.
 struct ScopePtr<T>(*const T);
+
+impl<T> Clone for ScopePtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ScopePtr<T> {}
 
 // SAFETY: only ever dereferenced as `&Scope`, and `Scope` is `Sync`.
 unsafe impl<T: Sync> Send for ScopePtr<T> {}

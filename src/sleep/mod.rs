@@ -25,9 +25,11 @@ mod counters;
 
 use self::counters::{AtomicCounters, JobsEventCounter};
 use crate::latch::CoreLatch;
+use crate::metrics::WorkerCounters;
 use crate::sync::{barrier, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 use std::thread;
+use std::time::Instant;
 
 pub(crate) use self::counters::THREADS_MAX;
 
@@ -121,6 +123,7 @@ impl Sleep {
         &self,
         idle_state: &mut IdleState,
         latch: &CoreLatch,
+        counters: &WorkerCounters,
         has_pending_jobs: impl FnOnce() -> bool,
     ) {
         if idle_state.rounds < ROUNDS_UNTIL_SLEEPY {
@@ -135,7 +138,7 @@ impl Sleep {
             thread::yield_now();
         } else {
             debug_assert_eq!(idle_state.rounds, ROUNDS_UNTIL_SLEEPING);
-            self.sleep(idle_state, latch, has_pending_jobs);
+            self.sleep(idle_state, latch, counters, has_pending_jobs);
         }
     }
 
@@ -152,6 +155,7 @@ impl Sleep {
         &self,
         idle_state: &mut IdleState,
         latch: &CoreLatch,
+        counters: &WorkerCounters,
         has_pending_jobs: impl FnOnce() -> bool,
     ) {
         let worker_index = idle_state.worker_index;
@@ -197,10 +201,13 @@ impl Sleep {
             self.counters.sub_sleeping_thread();
         } else {
             *is_blocked = true;
+            counters.park();
+            let parked_at = Instant::now();
             while *is_blocked {
                 sleep_state.condvar.wait(&mut is_blocked);
             }
             // The waker already decremented `sleeping` for us.
+            counters.unparked(parked_at.elapsed().as_nanos() as u64);
         }
 
         idle_state.wake_fully();

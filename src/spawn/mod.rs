@@ -11,6 +11,7 @@ use crate::job::HeapJob;
 use crate::registry::Registry;
 use crate::sync::Arc;
 use crate::unwind;
+use crate::worker::WorkerThread;
 use std::mem;
 
 #[cfg(test)]
@@ -51,6 +52,62 @@ pub(crate) fn spawn_in<F>(func: F, registry: &Arc<Registry>)
 where
     F: FnOnce() + Send + 'static,
 {
+    spawn_job_in(func, registry, Order::Lifo);
+}
+
+/// Runs `func` on the current pool (the global pool if the caller is not a worker) and
+/// returns at once, like [`spawn`], but in FIFO order: jobs `spawn_fifo`ed from the same
+/// worker start in the order they were spawned (relative to each other; LIFO `spawn`s
+/// from that worker may still run first). From outside the pool the injector is FIFO
+/// anyway. Same contract as rayon-core's `spawn_fifo`.
+///
+/// # Panics
+/// As [`spawn`]: a panic goes to the pool's panic handler.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// pool.install(|| {
+///     for i in 0..3 {
+///         let tx = tx.clone();
+///         stealpool::spawn_fifo(move || tx.send(i).unwrap());
+///     }
+/// });
+/// drop(tx);
+/// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2]);
+/// ```
+pub fn spawn_fifo<F>(func: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_fifo_in(func, &Registry::current());
+}
+
+/// Spawns `func` into `registry` in FIFO order (see [`spawn_fifo`]).
+pub(crate) fn spawn_fifo_in<F>(func: F, registry: &Arc<Registry>)
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_job_in(func, registry, Order::Fifo);
+}
+
+/// Where a spawned job goes on a worker of its pool.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// The worker's deque (popped newest first).
+    Lifo,
+    /// The worker's FIFO, through a stub on the deque.
+    Fifo,
+}
+
+/// Spawns a job that holds a terminate reference until it has run: the common part of
+/// `spawn`, `spawn_fifo` and `spawn_with_handle`. `func` runs under
+/// `Registry::catch_unwind`, so a panic goes to the panic handler (`spawn_with_handle`
+/// catches its task's panic itself first, to hand it to the `JoinHandle`).
+pub(crate) fn spawn_job_in<F>(func: F, registry: &Arc<Registry>, order: Order)
+where
+    F: FnOnce() + Send + 'static,
+{
     if !registry.increment_terminate_count() {
         // The pool has terminated (we are in an exit handler): no worker is left to run
         // the job, so run it here rather than lose it.
@@ -67,6 +124,11 @@ where
     });
     // SAFETY: the closure is `'static`, so it borrows nothing that could expire.
     let job_ref = unsafe { job.into_job_ref() };
-    registry.inject_or_push(job_ref);
+    match (order, WorkerThread::current()) {
+        (Order::Fifo, Some(worker)) if Registry::same(worker.registry(), registry) => {
+            worker.push_fifo(job_ref)
+        }
+        _ => registry.inject_or_push(job_ref),
+    }
     mem::forget(abort_guard);
 }

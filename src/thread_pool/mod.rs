@@ -1,10 +1,15 @@
-//! [`ThreadPool`]: a handle to a pool of worker threads.
+//! [`ThreadPool`]: a handle to a pool of worker threads; the free functions that ask
+//! about the current worker (`current_thread_index`, `yield_now`, ...).
 
+use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
+use crate::join_handle::{spawn_with_handle_in, JoinHandle};
+use crate::metrics::PoolMetrics;
 use crate::registry::Registry;
-use crate::scope::Scope;
-use crate::spawn::spawn_in;
+use crate::scope::{do_in_place_scope, do_in_place_scope_fifo, Scope, ScopeFifo};
+use crate::spawn::{spawn_fifo_in, spawn_in};
 use crate::sync::Arc;
 use crate::worker::WorkerThread;
+use std::error::Error;
 use std::fmt;
 
 /// A pool of worker threads with work-stealing deques.
@@ -83,6 +88,192 @@ impl ThreadPool {
         spawn_in(op, &self.registry)
     }
 
+    /// [`scope_fifo`](crate::scope_fifo) on this pool: same as
+    /// `self.install(|| scope_fifo(op))`.
+    ///
+    /// # Panics
+    /// As [`scope`](crate::scope).
+    pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| crate::scope_fifo(op))
+    }
+
+    /// [`in_place_scope`](crate::in_place_scope) whose jobs go to this pool: the body runs
+    /// on the calling thread.
+    ///
+    /// # Panics
+    /// As [`scope`](crate::scope).
+    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R,
+    {
+        do_in_place_scope(Some(&self.registry), op)
+    }
+
+    /// [`in_place_scope_fifo`](crate::in_place_scope_fifo) whose jobs go to this pool.
+    ///
+    /// # Panics
+    /// As [`scope`](crate::scope).
+    pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R,
+    {
+        do_in_place_scope_fifo(Some(&self.registry), op)
+    }
+
+    /// Runs `op` on this pool without waiting, in FIFO order (see
+    /// [`spawn_fifo`](crate::spawn_fifo)).
+    ///
+    /// # Panics
+    /// A panic in `op` goes to the pool's panic handler.
+    pub fn spawn_fifo<OP>(&self, op: OP)
+    where
+        OP: FnOnce() + Send + 'static,
+    {
+        spawn_fifo_in(op, &self.registry)
+    }
+
+    /// Runs `op` on this pool without waiting and returns a [`JoinHandle`] for its value
+    /// or panic (see [`spawn_with_handle`](crate::spawn_with_handle)). Not in rayon-core.
+    ///
+    /// # Panics
+    /// A panic in `op` goes to the handle (`join` returns `Err`), not to the panic
+    /// handler, unless the handle was dropped first.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let handle = pool.spawn_with_handle(|| (1..=10u32).product::<u32>());
+    /// assert_eq!(handle.join().unwrap(), 3_628_800);
+    /// let failed = pool.spawn_with_handle(|| -> u32 { panic!("EXPECTED-PANIC") });
+    /// assert!(failed.join().is_err());
+    /// ```
+    pub fn spawn_with_handle<OP, T>(&self, op: OP) -> JoinHandle<T>
+    where
+        OP: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        spawn_with_handle_in(op, &self.registry)
+    }
+
+    /// Runs `op` once on every worker of this pool and returns the results in index order
+    /// (see [`broadcast`](crate::broadcast)).
+    ///
+    /// # Panics
+    /// As [`broadcast`](crate::broadcast).
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext<'_>) -> R + Sync,
+        R: Send,
+    {
+        // SAFETY: `broadcast_in` waits for every job before returning.
+        unsafe { broadcast_in(op, &self.registry) }
+    }
+
+    /// Runs `op` once on every worker of this pool without waiting (see
+    /// [`spawn_broadcast`](crate::spawn_broadcast)). Called from an exit handler after
+    /// the pool terminated, it does nothing (no worker is left).
+    ///
+    /// # Panics
+    /// A panic in `op` goes to the pool's panic handler.
+    pub fn spawn_broadcast<OP>(&self, op: OP)
+    where
+        OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+    {
+        spawn_broadcast_in(op, &self.registry)
+    }
+
+    /// Blocks until every job spawned into this pool so far (`spawn`, `spawn_fifo`,
+    /// `spawn_broadcast`, `spawn_with_handle`, and every job those spawned in turn) has
+    /// finished. Not in rayon-core (rayon-rs/rayon issue 650).
+    ///
+    /// Jobs spawned by other threads while this waits are waited for too, as long as they
+    /// are spawned before the pool goes idle. Scope jobs are not counted: their scope
+    /// waits for them. From a worker of *another* pool the calling worker blocks (it does
+    /// not run its own pool's jobs meanwhile).
+    ///
+    /// # Errors
+    /// [`WaitError`] if called from a worker of this pool, which would wait for itself.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let done = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..10 {
+    ///     let done = Arc::clone(&done);
+    ///     pool.spawn(move || {
+    ///         let inner = Arc::clone(&done);
+    ///         stealpool::spawn(move || { inner.fetch_add(1, Ordering::SeqCst); });
+    ///         done.fetch_add(1, Ordering::SeqCst);
+    ///     });
+    /// }
+    /// pool.wait_idle().unwrap();
+    /// assert_eq!(done.load(Ordering::SeqCst), 20);
+    /// ```
+    pub fn wait_idle(&self) -> Result<(), WaitError> {
+        self.check_not_own_worker()?;
+        self.registry.wait_idle();
+        Ok(())
+    }
+
+    /// Shuts the pool down synchronously: lets every queued and running job finish (as
+    /// dropping the pool does), then waits until every worker thread has left its loop
+    /// and run its exit handler, and joins the threads stealpool started itself (so their
+    /// thread-local destructors have run). Not in rayon-core (rayon-rs/rayon issues 688,
+    /// 1242, 483).
+    ///
+    /// Threads started by a [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler)
+    /// are waited for up to the end of their exit handler but not joined (stealpool has no
+    /// handle to them). Worker 0 of a
+    /// [`use_current_thread`](crate::ThreadPoolBuilder::use_current_thread) pool is the
+    /// building thread itself and is not waited for.
+    ///
+    /// # Errors
+    /// [`WaitError`] if called from a worker of this pool (it cannot wait for its own
+    /// thread to exit). The pool is then dropped as by `drop(pool)`: its workers still
+    /// exit once the work is done, but nobody waits for them.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let exited = Arc::new(AtomicUsize::new(0));
+    /// let e = Arc::clone(&exited);
+    /// let pool = stealpool::ThreadPoolBuilder::new()
+    ///     .num_threads(3)
+    ///     .exit_handler(move |_| { e.fetch_add(1, Ordering::SeqCst); })
+    ///     .build()
+    ///     .unwrap();
+    /// pool.spawn(|| {});
+    /// pool.shutdown().unwrap();
+    /// assert_eq!(exited.load(Ordering::SeqCst), 3);
+    /// ```
+    pub fn shutdown(self) -> Result<(), WaitError> {
+        let own_worker = self.check_not_own_worker();
+        let registry = Arc::clone(&self.registry);
+        drop(self);
+        own_worker?;
+        registry.wait_until_stopped();
+        Ok(())
+    }
+
+    /// A snapshot of this pool's counters: per worker (jobs executed, local pops,
+    /// injector batches and the jobs they moved, steals, `Retry` results seen, rounds
+    /// repeated because of `Retry`, parks, unparks, time parked in ns) and pool totals.
+    /// See [`PoolMetrics`]. Not in rayon-core.
+    pub fn metrics(&self) -> PoolMetrics {
+        self.registry.counters().snapshot()
+    }
+
+    fn check_not_own_worker(&self) -> Result<(), WaitError> {
+        match self.current_thread_index() {
+            Some(_) => Err(WaitError { _private: () }),
+            None => Ok(()),
+        }
+    }
+
     /// The number of worker threads in this pool.
     #[inline]
     pub fn current_num_threads(&self) -> usize {
@@ -95,6 +286,28 @@ impl ThreadPool {
     pub fn current_thread_index(&self) -> Option<usize> {
         let worker = WorkerThread::current()?;
         Registry::same(worker.registry(), &self.registry).then(|| worker.index())
+    }
+
+    /// Whether the calling worker's own deque holds jobs, if the caller is a worker of this
+    /// pool (else `None`). A racy snapshot, as in rayon-core.
+    #[inline]
+    pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
+        let worker = WorkerThread::current()?;
+        Registry::same(worker.registry(), &self.registry).then(|| worker.has_local_jobs())
+    }
+
+    /// [`yield_now`](crate::yield_now), if the caller is a worker of this pool (else
+    /// `None`).
+    pub fn yield_now(&self) -> Option<Yield> {
+        let worker = WorkerThread::current()?;
+        Registry::same(worker.registry(), &self.registry).then(|| worker.yield_now())
+    }
+
+    /// [`yield_local`](crate::yield_local), if the caller is a worker of this pool (else
+    /// `None`).
+    pub fn yield_local(&self) -> Option<Yield> {
+        let worker = WorkerThread::current()?;
+        Registry::same(worker.registry(), &self.registry).then(|| worker.yield_local())
     }
 
     /// How many workers are parked on their condvar right now: a racy snapshot, for
@@ -141,3 +354,63 @@ pub fn current_num_threads() -> usize {
         None => crate::registry::global_registry().num_threads(),
     }
 }
+
+/// Whether the current worker's own deque holds jobs; `None` if the caller is not a
+/// worker. A racy snapshot (another worker may steal the jobs the next moment), as in
+/// rayon-core.
+#[inline]
+pub fn current_thread_has_pending_tasks() -> Option<bool> {
+    WorkerThread::current().map(WorkerThread::has_local_jobs)
+}
+
+/// Lets the current worker run one pending job while it would otherwise wait: from its
+/// own deque, its broadcast queue, the injector or another worker (one round of the
+/// scheduling loop). Never calls the OS's `yield`.
+///
+/// Returns `None` off-pool, `Some(Yield::Executed)` if a job ran, `Some(Yield::Idle)` if
+/// there was nothing to run. Same as rayon-core.
+///
+/// # Panics
+/// A panic in the job that runs propagates as it would from any job (e.g. to the
+/// `join` or `scope` it belongs to, not here; a `spawn`ed job's panic goes to the panic
+/// handler).
+pub fn yield_now() -> Option<Yield> {
+    WorkerThread::current().map(WorkerThread::yield_now)
+}
+
+/// Like [`yield_now`], but only takes a job from the current worker's own deque or
+/// broadcast queue, never steals.
+///
+/// Returns `None` off-pool.
+///
+/// # Panics
+/// As [`yield_now`].
+pub fn yield_local() -> Option<Yield> {
+    WorkerThread::current().map(WorkerThread::yield_local)
+}
+
+/// The result of [`yield_now`] and [`yield_local`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Yield {
+    /// A job was found and executed.
+    Executed,
+    /// No job was available.
+    Idle,
+}
+
+/// [`ThreadPool::wait_idle`] or [`ThreadPool::shutdown`] was called from a worker of the
+/// same pool, which would wait for itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitError {
+    _private: (),
+}
+
+impl fmt::Display for WaitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "cannot wait for a thread pool from one of its own workers (it would wait for itself)",
+        )
+    }
+}
+
+impl Error for WaitError {}

@@ -1,0 +1,196 @@
+//! `broadcast` and `spawn_broadcast`: run a closure once on *every* worker of a pool.
+//!
+//! Each worker has a FIFO broadcast queue (in the registry) that only it takes from; the
+//! scheduling loop looks at it right after the own deque. A broadcast pushes one job per
+//! worker, then wakes every sleeper ([`Registry::inject_broadcast`]). Because the queue is
+//! FIFO, a broadcast runs after every earlier broadcast on each worker; because the own
+//! deque comes first, a worker finishes its local jobs before it runs a broadcast. Same
+//! contracts as rayon-core's `broadcast/`.
+//!
+//! [`Registry::inject_broadcast`]: crate::registry::Registry::inject_broadcast
+
+use crate::job::{HeapJob, StackJob};
+use crate::latch::{CountLatch, LatchRef};
+use crate::registry::Registry;
+use crate::sync::Arc;
+use crate::unwind;
+use crate::worker::WorkerThread;
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem;
+
+/// Where a broadcast closure runs: which worker, of how many.
+///
+/// Not `Send`/`Sync`: it describes the current call on the current thread.
+pub struct BroadcastContext<'a> {
+    worker: &'a WorkerThread,
+    /// Makes the context `!Send` and `!Sync`, as in rayon-core.
+    _marker: PhantomData<&'a mut dyn Fn()>,
+}
+
+impl<'a> BroadcastContext<'a> {
+    /// Calls `f` with the context of the current worker.
+    ///
+    /// # Panics
+    /// If the current thread is not a worker (a scheduler bug: broadcast jobs only run on
+    /// the worker whose queue they were pushed to).
+    pub(crate) fn with<R>(f: impl FnOnce(BroadcastContext<'_>) -> R) -> R {
+        let worker = WorkerThread::current().expect("stealpool: broadcast job ran off-pool");
+        f(BroadcastContext {
+            worker,
+            _marker: PhantomData,
+        })
+    }
+
+    /// The index of the worker running this call, `0..num_threads()`.
+    #[inline]
+    pub fn index(&self) -> usize {
+        self.worker.index()
+    }
+
+    /// The number of workers in the pool, i.e. how many times the closure runs.
+    #[inline]
+    pub fn num_threads(&self) -> usize {
+        self.worker.registry().num_threads()
+    }
+}
+
+impl fmt::Debug for BroadcastContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BroadcastContext")
+            .field("index", &self.index())
+            .field("num_threads", &self.num_threads())
+            .field("pool_id", &Arc::as_ptr(self.worker.registry()))
+            .finish()
+    }
+}
+
+/// Runs `op` once on every worker of the current pool (the global pool if the caller is
+/// not a worker) and returns the results in worker-index order. Blocks until every worker
+/// has run it; a worker calling this runs its own copy (and other work) while it waits.
+///
+/// Each worker runs `op` after the jobs already in its own deque and after every earlier
+/// broadcast. Useful to set up or read thread-local state on every worker.
+///
+/// # Panics
+/// If `op` panics on some workers, every worker still runs it, then one of the panics
+/// (the lowest index's) is re-raised in the caller.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// let indices = pool.broadcast(|ctx| ctx.index());
+/// assert_eq!(indices, [0, 1, 2]);
+/// ```
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    // SAFETY: `broadcast_in` waits for every job before returning.
+    unsafe { broadcast_in(op, &Registry::current()) }
+}
+
+/// Runs `op` once on every worker of the current pool without waiting (the global pool
+/// if the caller is not a worker). Each run holds the pool alive, like a `spawn`.
+///
+/// # Panics
+/// A panic in `op` goes to the pool's panic handler, as for [`spawn`](crate::spawn).
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let runs = Arc::new(AtomicUsize::new(0));
+/// let r = Arc::clone(&runs);
+/// pool.spawn_broadcast(move |_ctx| {
+///     r.fetch_add(1, Ordering::SeqCst);
+/// });
+/// pool.wait_idle().unwrap();
+/// assert_eq!(runs.load(Ordering::SeqCst), 2);
+/// ```
+pub fn spawn_broadcast<OP>(op: OP)
+where
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    spawn_broadcast_in(op, &Registry::current());
+}
+
+/// Broadcasts `op` into `registry` and waits for every run.
+///
+/// # Safety
+/// None beyond Rust's: `op` and the results live on this frame, and this function does
+/// not return before every job has set the latch. (`unsafe` only marks that the jobs are
+/// handed out by raw reference.)
+pub(crate) unsafe fn broadcast_in<OP, R>(op: OP, registry: &Arc<Registry>) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    let n_threads = registry.num_threads();
+    // The waiter: a worker (of this pool or another) keeps running its own pool's jobs
+    // while it waits, including its own copy if this is its pool; others block.
+    let current_thread = WorkerThread::current();
+    let latch = CountLatch::with_count(n_threads, current_thread);
+    let op = &op;
+    let jobs: Vec<_> = (0..n_threads)
+        .map(|_| StackJob::new(move |_| BroadcastContext::with(op), LatchRef::new(&latch)))
+        .collect();
+    // SAFETY: the jobs live in `jobs` until `wait` below returns, i.e. until every one of
+    // them has executed and counted the latch down.
+    let job_refs = jobs.iter().map(|job| unsafe { job.as_job_ref() });
+    registry.inject_broadcast(job_refs);
+
+    latch.wait(current_thread);
+    // Every job ran; collect in index order, re-raising the first panic after all the
+    // results are taken (the rest are dropped quietly).
+    let mut results = Vec::with_capacity(n_threads);
+    let mut first_panic = None;
+    for job in jobs {
+        match job.into_job_result() {
+            Ok(value) => results.push(value),
+            Err(payload) if first_panic.is_none() => first_panic = Some(payload),
+            Err(payload) => unwind::drop_quietly(payload),
+        }
+    }
+    if let Some(payload) = first_panic {
+        unwind::drop_quietly(results);
+        unwind::resume_unwinding(payload);
+    }
+    results
+}
+
+/// Spawns `op` on every worker of `registry` without waiting.
+pub(crate) fn spawn_broadcast_in<OP>(op: OP, registry: &Arc<Registry>)
+where
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    let n_threads = registry.num_threads();
+    // One terminate reference per run, taken before any job can run and drop one.
+    for taken in 0..n_threads {
+        if !registry.increment_terminate_count() {
+            // Terminated: only an exit handler can get here, and no worker is left to run
+            // anything. Give back what we took; the broadcast does not run (documented on
+            // `ThreadPool::spawn_broadcast`).
+            for _ in 0..taken {
+                registry.terminate();
+            }
+            return;
+        }
+    }
+    let abort_guard = unwind::AbortIfPanic;
+    let op = Arc::new(op);
+    let job_refs = (0..n_threads).map(|_| {
+        let op = Arc::clone(&op);
+        let job_registry = Arc::clone(registry);
+        let job = HeapJob::new(move || {
+            job_registry.catch_unwind(|| BroadcastContext::with(|ctx| op(ctx)));
+            // Drop our share of `op` before the pool may count as idle or terminate.
+            unwind::drop_quietly(op);
+            job_registry.terminate();
+        });
+        // SAFETY: the closure is `'static`, so it borrows nothing that could expire.
+        unsafe { job.into_job_ref() }
+    });
+    registry.inject_broadcast(job_refs);
+    mem::forget(abort_guard);
+}

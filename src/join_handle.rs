@@ -1,0 +1,191 @@
+//! `spawn_with_handle`: a spawned job whose result (or panic) can be waited for.
+//!
+//! rayon-core's `spawn` returns nothing (rayon-rs/rayon issues 1252, 431, 890); a handle
+//! built on top of it has to poll. Here the job stores its `thread::Result` in a shared
+//! slot and wakes whoever waits: a thread outside the pool blocks on a condvar; a worker
+//! (of any pool) registers a latch on its own stack and keeps executing jobs with
+//! `wait_until` until the job sets it, so joining a handle from inside a pool never takes
+//! a worker out of circulation. The name follows `futures::task::SpawnExt::spawn_with_handle`.
+
+use crate::latch::CoreLatch;
+use crate::registry::Registry;
+use crate::spawn::{spawn_job_in, Order};
+use crate::sync::{Arc, AtomicBool, Condvar, Mutex, Ordering};
+use crate::unwind;
+use crate::worker::WorkerThread;
+use std::fmt;
+use std::thread;
+
+/// A handle to a job started with [`spawn_with_handle`] or
+/// [`ThreadPool::spawn_with_handle`](crate::ThreadPool::spawn_with_handle): wait for its
+/// value with [`join`](Self::join), or ask whether it is done with
+/// [`is_finished`](Self::is_finished).
+///
+/// Dropping the handle detaches the job: it still runs; its value is dropped, and a panic
+/// goes to the pool's panic handler as for [`spawn`](crate::spawn).
+pub struct JoinHandle<T> {
+    state: Arc<HandleState<T>>,
+}
+
+struct HandleState<T> {
+    slot: Mutex<Slot<T>>,
+    /// Wakes a joiner that is not a worker.
+    condvar: Condvar,
+    /// Set (Release) once `slot.result` is filled, for `is_finished`.
+    finished: AtomicBool,
+}
+
+struct Slot<T> {
+    result: Option<thread::Result<T>>,
+    /// A worker waiting in `join`, to be woken through its latch.
+    waiter: Option<Waiter>,
+    /// The handle was dropped before the job finished.
+    detached: bool,
+}
+
+/// A worker blocked in `JoinHandle::join`: its latch (on its stack) and how to wake it.
+struct Waiter {
+    latch: *const CoreLatch,
+    registry: Arc<Registry>,
+    index: usize,
+}
+
+// SAFETY: `latch` is only dereferenced by the job, under the slot's mutex hand-over, while
+// the waiting worker is still inside `join` (it leaves only after the latch is set).
+unsafe impl Send for Waiter {}
+
+/// Runs `func` on the current pool (the global pool if the caller is not a worker), like
+/// [`spawn`](crate::spawn), and returns a [`JoinHandle`] for its result.
+///
+/// # Panics
+/// A panic in `func` is not sent to the panic handler: [`JoinHandle::join`] returns it as
+/// `Err` (unless the handle was dropped first).
+///
+/// ```
+/// let handle = stealpool::spawn_with_handle(|| 6 * 7);
+/// assert_eq!(handle.join().unwrap(), 42);
+/// ```
+pub fn spawn_with_handle<F, T>(func: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    spawn_with_handle_in(func, &Registry::current())
+}
+
+/// Spawns `func` into `registry` with a handle.
+pub(crate) fn spawn_with_handle_in<F, T>(func: F, registry: &Arc<Registry>) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let state = Arc::new(HandleState {
+        slot: Mutex::new(Slot {
+            result: None,
+            waiter: None,
+            detached: false,
+        }),
+        condvar: Condvar::new(),
+        finished: AtomicBool::new(false),
+    });
+    let job_state = Arc::clone(&state);
+    spawn_job_in(move || job_state.complete(unwind::halt_unwinding(func)), registry, Order::Lifo);
+    JoinHandle { state }
+}
+
+impl<T> HandleState<T> {
+    /// Stores the job's outcome and wakes the joiner.
+    fn complete(&self, result: thread::Result<T>) {
+        let mut slot = self.slot.lock();
+        if slot.detached {
+            drop(slot);
+            match result {
+                Ok(value) => unwind::drop_quietly(value),
+                // Nobody will join: the panic goes where a `spawn` panic goes (the caller,
+                // `spawn_job_in`, runs us under `Registry::catch_unwind`).
+                Err(payload) => unwind::resume_unwinding(payload),
+            }
+            return;
+        }
+        slot.result = Some(result);
+        // Release: `is_finished() == true` implies `join` will not block.
+        self.finished.store(true, Ordering::Release);
+        let waiter = slot.waiter.take();
+        self.condvar.notify_all();
+        drop(slot);
+        if let Some(waiter) = waiter {
+            // SAFETY: the waiting worker stays in `join` (so its latch stays alive) until
+            // this set is observed; we read nothing from the latch afterwards and use our
+            // own `Arc` of its registry to wake it.
+            if unsafe { CoreLatch::set(waiter.latch) } {
+                waiter.registry.sleep.notify_worker_latch_is_set(waiter.index);
+            }
+        }
+    }
+}
+
+impl<T> JoinHandle<T> {
+    /// Waits for the job and returns its value, or `Err` with its panic payload (as
+    /// `std::thread::JoinHandle::join` does).
+    ///
+    /// Called on a worker of any pool, the worker keeps executing jobs (of its own pool)
+    /// while it waits, so joining from inside a job never blocks a worker; elsewhere the
+    /// caller blocks.
+    ///
+    /// # Errors
+    /// `Err(payload)` if the job panicked; re-raise it with `std::panic::resume_unwind`.
+    pub fn join(self) -> thread::Result<T> {
+        let mut slot = self.state.slot.lock();
+        if let Some(result) = slot.result.take() {
+            return result;
+        }
+        match WorkerThread::current() {
+            Some(worker) => {
+                let latch = CoreLatch::new();
+                slot.waiter = Some(Waiter {
+                    latch: &latch,
+                    registry: Arc::clone(worker.registry()),
+                    index: worker.index(),
+                });
+                drop(slot);
+                worker.wait_until(&latch);
+                slot = self.state.slot.lock();
+            }
+            None => {
+                while slot.result.is_none() {
+                    self.state.condvar.wait(&mut slot);
+                }
+            }
+        }
+        slot.result
+            .take()
+            .expect("stealpool: join handle woken without a result")
+    }
+
+    /// Whether the job has finished (then [`join`](Self::join) returns at once).
+    pub fn is_finished(&self) -> bool {
+        // Acquire pairs with the Release in `complete`.
+        self.state.finished.load(Ordering::Acquire)
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        let mut slot = self.state.slot.lock();
+        let result = slot.result.take();
+        if result.is_none() {
+            slot.detached = true;
+        }
+        drop(slot);
+        // An unjoined value or panic payload: drop it outside the lock, quietly.
+        unwind::drop_quietly(result);
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}

@@ -1,0 +1,273 @@
+//! Metrics: per-worker counters that explain where a pool's time went.
+//!
+//! Every worker owns one cache-padded block of counters ([`WorkerCounters`]) in the
+//! registry. Only that worker ever writes its block, with a relaxed load and a relaxed
+//! store (no read-modify-write, no shared cache line), so counting costs a few plain
+//! instructions on the hot path. Readers ([`ThreadPool::metrics`]) take a relaxed snapshot
+//! at any time; a snapshot taken while the pool runs is not atomic across counters.
+//!
+//! The names follow tokio's runtime metrics (`worker_local_schedule_count`,
+//! `worker_steal_count`, `worker_park_count`, ...) where the concepts match, and the
+//! seeds' vocabulary (injector batch, `Steal::Retry`) where they do not.
+//!
+//! [`ThreadPool::metrics`]: crate::ThreadPool::metrics
+
+use crate::sync::{AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+use std::fmt;
+
+/// One worker's live counters. Written only by the owning worker.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerCounters {
+    jobs_executed: AtomicU64,
+    local_pops: AtomicU64,
+    injector_batches: AtomicU64,
+    injector_jobs: AtomicU64,
+    steals: AtomicU64,
+    retries_seen: AtomicU64,
+    retry_rounds: AtomicU64,
+    parks: AtomicU64,
+    unparks: AtomicU64,
+    parked_ns: AtomicU64,
+}
+
+/// Adds `n` to a counter only its owner writes.
+#[inline]
+fn bump(counter: &AtomicU64, n: u64) {
+    // Relaxed load + store, not fetch_add: one writer (the owning worker), so no update
+    // can be lost, and readers only need an eventually consistent snapshot.
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
+}
+
+impl WorkerCounters {
+    #[inline]
+    pub(crate) fn job_executed(&self) {
+        bump(&self.jobs_executed, 1);
+    }
+    #[inline]
+    pub(crate) fn local_pop(&self) {
+        bump(&self.local_pops, 1);
+    }
+    #[inline]
+    pub(crate) fn injector_batch(&self, jobs_moved: u64) {
+        bump(&self.injector_batches, 1);
+        bump(&self.injector_jobs, jobs_moved);
+    }
+    #[inline]
+    pub(crate) fn steal(&self) {
+        bump(&self.steals, 1);
+    }
+    #[inline]
+    pub(crate) fn retry_seen(&self) {
+        bump(&self.retries_seen, 1);
+    }
+    #[inline]
+    pub(crate) fn retry_round(&self) {
+        bump(&self.retry_rounds, 1);
+    }
+    /// The worker is about to wait on its condvar.
+    #[inline]
+    pub(crate) fn park(&self) {
+        bump(&self.parks, 1);
+    }
+    /// The worker was woken after `nanos` nanoseconds parked.
+    #[inline]
+    pub(crate) fn unparked(&self, nanos: u64) {
+        bump(&self.unparks, 1);
+        bump(&self.parked_ns, nanos);
+    }
+
+    fn snapshot(&self, index: usize) -> WorkerMetrics {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        WorkerMetrics {
+            index,
+            jobs_executed: get(&self.jobs_executed),
+            local_pops: get(&self.local_pops),
+            injector_batches: get(&self.injector_batches),
+            injector_jobs: get(&self.injector_jobs),
+            steals: get(&self.steals),
+            retries_seen: get(&self.retries_seen),
+            retry_rounds: get(&self.retry_rounds),
+            parks: get(&self.parks),
+            unparks: get(&self.unparks),
+            parked_ns: get(&self.parked_ns),
+        }
+    }
+}
+
+/// The registry's counters: one padded block per worker, plus pool-wide totals.
+#[derive(Debug)]
+pub(crate) struct RegistryCounters {
+    workers: Vec<CachePadded<WorkerCounters>>,
+    injected_jobs: CachePadded<AtomicU64>,
+}
+
+impl RegistryCounters {
+    pub(crate) fn new(n_threads: usize) -> Self {
+        RegistryCounters {
+            workers: (0..n_threads).map(|_| Default::default()).collect(),
+            injected_jobs: Default::default(),
+        }
+    }
+
+    /// Worker `index`'s block; only that worker may call the recording methods on it.
+    #[inline]
+    pub(crate) fn worker(&self, index: usize) -> &WorkerCounters {
+        &self.workers[index]
+    }
+
+    /// A job entered through the injector (any thread may call this).
+    #[inline]
+    pub(crate) fn job_injected(&self) {
+        // Relaxed RMW: many writers, and it is only a count. The injector push next to it
+        // writes a shared line anyway, so this adds no new sharing to an uncontended path.
+        self.injected_jobs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> PoolMetrics {
+        PoolMetrics {
+            workers: self
+                .workers
+                .iter()
+                .enumerate()
+                .map(|(i, w)| w.snapshot(i))
+                .collect(),
+            injected_jobs: self.injected_jobs.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A snapshot of one worker's counters, all counts since the pool was built (except
+/// `parked_ns`, nanoseconds).
+///
+/// Read with [`ThreadPool::metrics`](crate::ThreadPool::metrics). Names follow tokio's
+/// runtime metrics where the concept is the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerMetrics {
+    /// The worker's index, `0..num_threads`.
+    pub index: usize,
+    /// Jobs this worker executed from any queue (its own deque, its broadcast queue, an
+    /// injector batch, a victim). `join`'s second half run inline after popping it back
+    /// is not a separate job and is not counted.
+    pub jobs_executed: u64,
+    /// Jobs this worker popped from its own deque (tokio: local schedule).
+    pub local_pops: u64,
+    /// Successful `Injector::steal_batch_and_pop` calls (each moves a batch of up to 32).
+    pub injector_batches: u64,
+    /// Jobs those batch steals moved: the one returned plus those that landed in the own
+    /// deque (a lower bound if a thief stole from the deque in between).
+    pub injector_jobs: u64,
+    /// Successful steals from other workers' deques (tokio: `worker_steal_count`).
+    pub steals: u64,
+    /// `Steal::Retry` answers seen from the injector, a victim or a broadcast queue:
+    /// races lost to other thieves or to the owner.
+    pub retries_seen: u64,
+    /// Search rounds that found nothing but were repeated because some source said
+    /// `Retry` (a wrong loop would have gone to sleep here instead; seeds, E4).
+    pub retry_rounds: u64,
+    /// Times the worker parked on its condvar (tokio: `worker_park_count`).
+    pub parks: u64,
+    /// Times the worker was woken from a park by another thread (new work or its latch);
+    /// one less than `parks` while the worker is parked.
+    pub unparks: u64,
+    /// Total time spent parked, in nanoseconds (completed parks only).
+    pub parked_ns: u64,
+}
+
+/// A snapshot of a pool's counters: one [`WorkerMetrics`] per worker plus pool totals.
+///
+/// Counters are written by each worker into its own cache-padded block (no shared write
+/// on the hot path) and read here with relaxed loads, so a snapshot of a running pool is
+/// not atomic across workers. Compare tokio's `RuntimeMetrics`.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// for _ in 0..100 {
+///     pool.spawn(|| {});
+/// }
+/// pool.wait_idle().unwrap();
+/// let metrics = pool.metrics();
+/// assert_eq!(metrics.workers.len(), 2);
+/// assert_eq!(metrics.injected_jobs, 100);
+/// assert_eq!(metrics.total().jobs_executed, 100);
+/// println!("{metrics}"); // a per-worker table
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolMetrics {
+    /// Per-worker counters, indexed by worker index.
+    pub workers: Vec<WorkerMetrics>,
+    /// Jobs pushed on the pool's injector (work from outside the pool: `spawn`,
+    /// `install`, `join`/`scope` from other threads) since it was built.
+    pub injected_jobs: u64,
+}
+
+impl PoolMetrics {
+    /// The per-worker counters summed over all workers (`index` is the worker count).
+    pub fn total(&self) -> WorkerMetrics {
+        let mut t = WorkerMetrics {
+            index: self.workers.len(),
+            ..WorkerMetrics::default()
+        };
+        for w in &self.workers {
+            t.jobs_executed += w.jobs_executed;
+            t.local_pops += w.local_pops;
+            t.injector_batches += w.injector_batches;
+            t.injector_jobs += w.injector_jobs;
+            t.steals += w.steals;
+            t.retries_seen += w.retries_seen;
+            t.retry_rounds += w.retry_rounds;
+            t.parks += w.parks;
+            t.unparks += w.unparks;
+            t.parked_ns += w.parked_ns;
+        }
+        t
+    }
+}
+
+/// A table, one row per worker and a total row; parked time in milliseconds.
+impl fmt::Display for PoolMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{:>6} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10}",
+            "worker",
+            "executed",
+            "local pop",
+            "inj.batch",
+            "inj.jobs",
+            "steals",
+            "retry",
+            "retry rd",
+            "parks",
+            "unparks",
+            "parked ms"
+        )?;
+        let row = |f: &mut fmt::Formatter<'_>, label: String, w: &WorkerMetrics| {
+            writeln!(
+                f,
+                "{:>6} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10.1}",
+                label,
+                w.jobs_executed,
+                w.local_pops,
+                w.injector_batches,
+                w.injector_jobs,
+                w.steals,
+                w.retries_seen,
+                w.retry_rounds,
+                w.parks,
+                w.unparks,
+                w.parked_ns as f64 / 1e6
+            )
+        };
+        for w in &self.workers {
+            row(f, w.index.to_string(), w)?;
+        }
+        row(f, "total".to_string(), &self.total())?;
+        write!(f, "injected jobs: {}", self.injected_jobs)
+    }
+}
