@@ -388,30 +388,6 @@ fn compress_one(src: &Path, dest: Option<&Path>, level: Compression) -> Result<S
     })
 }
 
-/// How many tasks each pool worker ran.
-struct WorkerTally {
-    per_worker: Vec<AtomicUsize>,
-    /// Tasks that found no worker index (should stay 0).
-    outside: AtomicUsize,
-}
-
-impl WorkerTally {
-    fn new(threads: usize) -> Self {
-        WorkerTally {
-            per_worker: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
-            outside: AtomicUsize::new(0),
-        }
-    }
-
-    /// Counts one task for the calling worker thread.
-    fn record(&self) {
-        match stealpool::current_thread_index().and_then(|i| self.per_worker.get(i)) {
-            Some(count) => count.fetch_add(1, Ordering::Relaxed),
-            None => self.outside.fetch_add(1, Ordering::Relaxed),
-        };
-    }
-}
-
 /// Compresses every input file, one `scope` task per file.
 fn compress_all(
     pool: &stealpool::ThreadPool,
@@ -420,12 +396,10 @@ fn compress_all(
     target: Option<&Target>,
     level: Compression,
     report: &Report,
-    tally: &WorkerTally,
 ) {
     pool.scope(|s| {
         for rel in &inputs.files {
             s.spawn(move |_| {
-                tally.record();
                 let src = root.join(rel);
                 let dest = target.map(|t| t.path_for(rel));
                 if let Some(dest) = &dest {
@@ -448,7 +422,7 @@ fn summary(
     report: &Report,
     target: Option<&Target>,
     (wall, walk): (Duration, Duration),
-    tally: &WorkerTally,
+    metrics: &stealpool::PoolMetrics,
 ) -> String {
     let compressed = report.compressed.load(Ordering::Relaxed);
     let empty = report.empty.load(Ordering::Relaxed);
@@ -486,18 +460,9 @@ fn summary(
     let _ = writeln!(s, "wall time       {secs:.3} s (walk {walk:.3} s)");
     let throughput = if secs > 0.0 { input / secs } else { 0.0 };
     let _ = writeln!(s, "throughput      {throughput:.1} MiB/s");
-    let _ = writeln!(s, "pool threads    {}", tally.per_worker.len());
-    let counts: Vec<usize> = tally
-        .per_worker
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed))
-        .collect();
-    let _ = write!(s, "tasks/worker    {counts:?}");
-    let outside = tally.outside.load(Ordering::Relaxed);
-    if outside > 0 {
-        let _ = write!(s, " (+{outside} outside the pool)");
-    }
-    let _ = writeln!(s);
+    let _ = writeln!(s, "pool threads    {}", metrics.workers.len());
+    let counts: Vec<u64> = metrics.workers.iter().map(|w| w.jobs_executed).collect();
+    let _ = writeln!(s, "jobs/worker     {counts:?}");
     let _ = writeln!(s, "errors          {}", errors.len());
     for (path, msg) in errors.iter().take(SHOWN_ERRORS) {
         let _ = writeln!(s, "  {}: {msg}", path.display());
@@ -505,6 +470,9 @@ fn summary(
     if errors.len() > SHOWN_ERRORS {
         let _ = writeln!(s, "  ... and {} more", errors.len() - SHOWN_ERRORS);
     }
+    // Where the pool's time went: one row per worker (stealpool's metrics).
+    let _ = writeln!(s, "pool metrics (per worker):");
+    let _ = writeln!(s, "{metrics}");
     s
 }
 
@@ -555,7 +523,6 @@ fn main() -> ExitCode {
     };
 
     let report = Report::new(args.quiet);
-    let tally = WorkerTally::new(pool.current_num_threads());
     let level = Compression::new(args.level);
 
     let start = Instant::now();
@@ -569,11 +536,10 @@ fn main() -> ExitCode {
         target.as_ref(),
         level,
         &report,
-        &tally,
     );
     let wall = start.elapsed();
 
-    let text = summary(&report, target.as_ref(), (wall, walk_time), &tally);
+    let text = summary(&report, target.as_ref(), (wall, walk_time), &pool.metrics());
     let _ = io::stdout().lock().write_all(text.as_bytes());
 
     if report.compressed.load(Ordering::Relaxed) > 0 {

@@ -380,10 +380,8 @@ impl Registry {
             queue.push(job);
         }
         drop(queues);
-        // `queue_was_empty = false`: wake min(n, sleepers), i.e. every sleeper, since no
-        // awake worker can run another worker's broadcast job. Called after the pushes,
-        // like every `new_jobs` (docs/sleep.md).
-        self.sleep.new_jobs(self.num_threads() as u32, false);
+        // After the pushes, like every `new_jobs` (docs/sleep.md, "Broadcasts").
+        self.sleep.new_broadcast_jobs();
     }
 
     /// Whether any queue of the pool holds a job: the injector or any worker's deque.

@@ -116,8 +116,9 @@ impl Sleep {
     /// A full search round found nothing (every source said `Empty`). Yields, announces
     /// sleepiness, or parks, depending on how many rounds came up empty.
     ///
-    /// `has_pending_jobs` is the final look at every queue (injector and all deques); it
-    /// runs after the sleeper registered itself and after a SeqCst fence.
+    /// `has_pending_jobs` is the final look at every queue this worker may take from (its
+    /// broadcast queue, the injector, all deques); it runs after the sleeper registered
+    /// itself and after the heavy barrier.
     #[inline]
     pub(crate) fn no_work_found(
         &self,
@@ -231,6 +232,26 @@ impl Sleep {
     pub(crate) fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         barrier::light();
         self.wake_for_new_jobs(num_jobs, queue_was_empty)
+    }
+
+    /// One job was pushed on *every* worker's broadcast queue. Each must run on its own
+    /// worker, so instead of waking "enough" sleepers, every parked worker is woken.
+    ///
+    /// Waking a count of sleepers (rayon-core's `new_jobs(n, false)`) is not enough: a
+    /// worker that took its broadcast job and went back to sleep after the counters were
+    /// read would absorb one of the wake-ups, and the sleeper whose job is still queued
+    /// would be left parked (docs/sleep.md, "Broadcasts").
+    pub(crate) fn new_broadcast_jobs(&self) {
+        barrier::light();
+        let counters = self
+            .counters
+            .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        if counters.sleeping_threads() == 0 {
+            return;
+        }
+        for index in 0..self.worker_sleep_states.len() {
+            self.wake_specific_thread(index);
+        }
     }
 
     #[inline]
