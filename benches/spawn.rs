@@ -92,7 +92,7 @@ fn spawn_benches(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
-    for n in [1_000usize] {
+    for n in [1_000usize, 10_000] {
         group.bench_with_input(BenchmarkId::new("stealpool", n), &n, |b, &n| {
             b.iter(|| {
                 let done = Done::new(n);
