@@ -529,14 +529,7 @@ fn main() -> ExitCode {
     let skip_dirs: &[String] = if args.all_dirs { &[] } else { &args.skip_dirs };
     let inputs = walk(&root, target.as_ref(), skip_dirs, &report);
     let walk_time = start.elapsed();
-    compress_all(
-        &pool,
-        &root,
-        &inputs,
-        target.as_ref(),
-        level,
-        &report,
-    );
+    compress_all(&pool, &root, &inputs, target.as_ref(), level, &report);
     let wall = start.elapsed();
 
     let text = summary(&report, target.as_ref(), (wall, walk_time), &pool.metrics());

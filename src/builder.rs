@@ -201,7 +201,6 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
 }
 
 impl<S> ThreadPoolBuilder<S> {
-
     /// Sets the number of worker threads (a count).
     ///
     /// `0` (the default) means: [`NUM_THREADS_ENV`] if set to a positive number, else

@@ -89,7 +89,11 @@ where
         finished: AtomicBool::new(false),
     });
     let job_state = Arc::clone(&state);
-    spawn_job_in(move || job_state.complete(unwind::halt_unwinding(func)), registry, Order::Lifo);
+    spawn_job_in(
+        move || job_state.complete(unwind::halt_unwinding(func)),
+        registry,
+        Order::Lifo,
+    );
     JoinHandle { state }
 }
 
@@ -118,7 +122,10 @@ impl<T> HandleState<T> {
             // this set is observed; we read nothing from the latch afterwards and use our
             // own `Arc` of its registry to wake it.
             if unsafe { CoreLatch::set(waiter.latch) } {
-                waiter.registry.sleep.notify_worker_latch_is_set(waiter.index);
+                waiter
+                    .registry
+                    .sleep
+                    .notify_worker_latch_is_set(waiter.index);
             }
         }
     }

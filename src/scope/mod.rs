@@ -163,10 +163,7 @@ where
 }
 
 /// The body of `in_place_scope_fifo` and `ThreadPool::in_place_scope_fifo`.
-pub(crate) fn do_in_place_scope_fifo<'scope, OP, R>(
-    registry: Option<&Arc<Registry>>,
-    op: OP,
-) -> R
+pub(crate) fn do_in_place_scope_fifo<'scope, OP, R>(registry: Option<&Arc<Registry>>, op: OP) -> R
 where
     OP: FnOnce(&ScopeFifo<'scope>) -> R,
 {
