@@ -34,9 +34,9 @@ pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
 /// assert_eq!(pool.install(|| stealpool::current_num_threads()), 2);
 /// ```
 ///
-/// The type parameter is how the worker threads are started: [`DefaultSpawn`] uses
+/// The type parameter is how the worker threads are started: `DefaultSpawn` uses
 /// `std::thread::Builder`; [`spawn_handler`](Self::spawn_handler) switches to a closure of
-/// the application's ([`CustomSpawn`]). Neither type can be named outside this crate (as in
+/// the application's (`CustomSpawn`). Neither type can be named outside this crate (as in
 /// rayon-core); they only appear in the builder's type.
 pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     num_threads: usize,
