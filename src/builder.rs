@@ -417,17 +417,25 @@ where
     }
 }
 
+/// Prints `Some(<closure>)` for a set closure, in rayon-core's field order.
 impl<S> fmt::Debug for ThreadPoolBuilder<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let closure = |present: bool| if present { Some("<closure>") } else { None };
+        struct ClosurePlaceholder;
+        impl fmt::Debug for ClosurePlaceholder {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("<closure>")
+            }
+        }
+        let closure = |present: bool| present.then_some(ClosurePlaceholder);
         f.debug_struct("ThreadPoolBuilder")
             .field("num_threads", &self.num_threads)
             .field("use_current_thread", &self.use_current_thread)
             .field("get_thread_name", &closure(self.get_thread_name.is_some()))
-            .field("stack_size", &self.stack_size)
             .field("panic_handler", &closure(self.panic_handler.is_some()))
+            .field("stack_size", &self.stack_size)
             .field("start_handler", &closure(self.start_handler.is_some()))
             .field("exit_handler", &closure(self.exit_handler.is_some()))
+            .field("breadth_first", &self.breadth_first)
             .finish()
     }
 }
@@ -469,7 +477,8 @@ impl fmt::Display for ThreadPoolBuildError {
         match &self.kind {
             ErrorKind::GlobalPoolAlreadyInitialized => f.write_str(GLOBAL_POOL_ALREADY_INITIALIZED),
             ErrorKind::CurrentThreadAlreadyInPool => f.write_str(CURRENT_THREAD_ALREADY_IN_POOL),
-            ErrorKind::IOError(err) => write!(f, "could not start a worker thread: {err}"),
+            // The I/O error itself, as in rayon-core (`source()` returns it too).
+            ErrorKind::IOError(err) => err.fmt(f),
             ErrorKind::InvalidNumThreads(value) => write!(
                 f,
                 "{NUM_THREADS_ENV}={value:?} is not a thread count (expected a non-negative integer; 0 means one per CPU)"

@@ -253,12 +253,15 @@ impl Registry {
         let mut current_thread_parts = None;
         for (index, (worker, broadcasts)) in workers.into_iter().zip(broadcast_stealers).enumerate()
         {
+            // Named for every index, also the current thread's (as in rayon-core, whose
+            // `thread_name` closure sees index 0 even with `use_current_thread`).
+            let name = builder.get_thread_name(index);
             if index == 0 && use_current_thread {
                 current_thread_parts = Some((worker, broadcasts));
                 continue;
             }
             let thread = ThreadBuilder {
-                name: builder.get_thread_name(index),
+                name,
                 stack_size: builder.get_stack_size(),
                 worker,
                 broadcasts,
