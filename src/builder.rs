@@ -16,8 +16,14 @@ use std::thread;
 /// worker per logical CPU (`num_cpus::get()`); surrounding whitespace is ignored; any other
 /// value that is not a non-negative integer makes [`ThreadPoolBuilder::build`] fail (and
 /// the lazily built global pool panic with that error). It plays the role of rayon-core's
-/// `RAYON_NUM_THREADS`, which stealpool does not read.
+/// `RAYON_NUM_THREADS`; when it is *unset*, [`RAYON_NUM_THREADS_ENV`] is read instead, so a
+/// deployment configured for rayon keeps its thread count after switching.
 pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
+
+/// rayon-core's thread-count variable, `RAYON_NUM_THREADS`: read only when
+/// [`NUM_THREADS_ENV`] is unset, with rayon-core's rules (a positive integer sets the
+/// count; anything else, including `0`, is ignored).
+pub const RAYON_NUM_THREADS_ENV: &str = "RAYON_NUM_THREADS";
 
 /// Configures and builds a [`ThreadPool`], or the global pool.
 ///
@@ -203,7 +209,8 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
 impl<S> ThreadPoolBuilder<S> {
     /// Sets the number of worker threads (a count).
     ///
-    /// `0` (the default) means: [`NUM_THREADS_ENV`] if set to a positive number, else
+    /// `0` (the default) means: [`NUM_THREADS_ENV`] if set to a positive number, else (if
+    /// it is unset) [`RAYON_NUM_THREADS_ENV`] if set to a positive number, else
     /// `num_cpus::get()` (logical CPUs, so an 8P+4E machine gets 12 workers). Counts
     /// above [`max_num_threads`](crate::max_num_threads) (65,535) are clamped to it, as in
     /// rayon-core.
@@ -277,9 +284,13 @@ impl<S> ThreadPoolBuilder<S> {
     /// of the pool, instead of starting a thread for it.
     ///
     /// That thread does not run the scheduling loop: it takes part only while it waits
-    /// inside the pool (`install`, `join`, `scope`, `yield_now`, ...), and the start and
-    /// exit handlers do not run for it. It stays a worker of the pool for the rest of its
-    /// life, so [`ThreadPool::shutdown`] does not wait for it. Same as rayon-core.
+    /// inside the pool (`install`, `join`, `scope`, `yield_now`, `JoinHandle::join`, ...),
+    /// so jobs queued for it alone (its copy of a `spawn_broadcast`) wait until then; the
+    /// start and exit handlers do not run for it. It stays a worker of the pool for the
+    /// rest of its life, also after the pool is dropped: then `join` and `scope` run on it
+    /// alone, `spawn` runs inline, and `broadcast` panics (rayon-core hangs there). Call
+    /// [`ThreadPool::shutdown`] on it to run its remaining jobs and wait for the other
+    /// workers. Same as rayon-core otherwise.
     ///
     /// # Errors
     /// `build` returns an error if the calling thread already is a worker of a pool.
@@ -313,7 +324,14 @@ impl<S> ThreadPoolBuilder<S> {
                         )))
                     }
                 },
-                Err(std::env::VarError::NotPresent) => default_num_threads(),
+                Err(std::env::VarError::NotPresent) => match std::env::var(RAYON_NUM_THREADS_ENV)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                {
+                    // rayon-core's rule: only a positive number counts.
+                    Some(n) if n > 0 => n,
+                    _ => default_num_threads(),
+                },
                 Err(std::env::VarError::NotUnicode(value)) => {
                     return Err(ThreadPoolBuildError::new(ErrorKind::InvalidNumThreads(
                         value.to_string_lossy().into_owned(),

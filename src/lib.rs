@@ -52,7 +52,9 @@ mod unwind;
 mod worker;
 
 pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
-pub use crate::builder::{ThreadPoolBuildError, ThreadPoolBuilder, NUM_THREADS_ENV};
+pub use crate::builder::{
+    ThreadPoolBuildError, ThreadPoolBuilder, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV,
+};
 #[allow(deprecated)]
 pub use crate::deprecated::{initialize, Configuration};
 pub use crate::join::{join, join_context};

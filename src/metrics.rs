@@ -7,20 +7,32 @@
 //! at any time; a snapshot taken while the pool runs is not atomic across counters.
 //!
 //! The names follow tokio's runtime metrics (`worker_local_schedule_count`,
-//! `worker_steal_count`, `worker_park_count`, ...) where the concepts match, and the
-//! seeds' vocabulary (injector batch, `Steal::Retry`) where they do not.
+//! `worker_steal_count`, `worker_park_count`, ...) where the concepts match, and
+//! crossbeam-deque's vocabulary (injector batch, `Steal::Retry`) where they do not.
+//!
+//! Every executed job is counted once by where it came from, so
+//! `jobs_executed == local_pops + broadcast_jobs + injector_batches + steals`.
 //!
 //! [`ThreadPool::metrics`]: crate::ThreadPool::metrics
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, OnceLock, Ordering};
 use crossbeam_utils::CachePadded;
 use std::fmt;
+use std::time::Instant;
+
+/// Nanoseconds since a process-wide origin (the first call): the clock of the park start
+/// times, so that a snapshot can add the time of a park still in progress.
+pub(crate) fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
 
 /// One worker's live counters. Written only by the owning worker.
 #[derive(Debug, Default)]
 pub(crate) struct WorkerCounters {
     jobs_executed: AtomicU64,
     local_pops: AtomicU64,
+    broadcast_jobs: AtomicU64,
     injector_batches: AtomicU64,
     injector_jobs: AtomicU64,
     steals: AtomicU64,
@@ -29,6 +41,9 @@ pub(crate) struct WorkerCounters {
     parks: AtomicU64,
     unparks: AtomicU64,
     parked_ns: AtomicU64,
+    /// When the current park began (`now_ns()` + 1), 0 when not
+    /// parked; lets a snapshot include a park still in progress.
+    park_started: AtomicU64,
 }
 
 /// Adds `n` to a counter only its owner writes.
@@ -52,6 +67,10 @@ impl WorkerCounters {
         bump(&self.local_pops, 1);
     }
     #[inline]
+    pub(crate) fn broadcast_job(&self) {
+        bump(&self.broadcast_jobs, 1);
+    }
+    #[inline]
     pub(crate) fn injector_batch(&self, jobs_moved: u64) {
         bump(&self.injector_batches, 1);
         bump(&self.injector_jobs, jobs_moved);
@@ -68,24 +87,34 @@ impl WorkerCounters {
     pub(crate) fn retry_round(&self) {
         bump(&self.retry_rounds, 1);
     }
-    /// The worker is about to wait on its condvar.
+    /// The worker is about to wait on its condvar; `since_epoch_ns` is now.
     #[inline]
-    pub(crate) fn park(&self) {
+    pub(crate) fn park(&self, since_epoch_ns: u64) {
         bump(&self.parks, 1);
+        // Relaxed: a snapshot may see the park a moment late; only the owner writes it.
+        self.park_started
+            .store(since_epoch_ns + 1, Ordering::Relaxed);
     }
     /// The worker was woken after `nanos` nanoseconds parked.
     #[inline]
     pub(crate) fn unparked(&self, nanos: u64) {
+        self.park_started.store(0, Ordering::Relaxed);
         bump(&self.unparks, 1);
         bump(&self.parked_ns, nanos);
     }
 
-    fn snapshot(&self, index: usize) -> WorkerMetrics {
+    fn snapshot(&self, index: usize, now_since_epoch_ns: u64) -> WorkerMetrics {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let started = get(&self.park_started);
+        let current_park = match started {
+            0 => 0,
+            s => now_since_epoch_ns.saturating_sub(s - 1),
+        };
         WorkerMetrics {
             index,
             jobs_executed: get(&self.jobs_executed),
             local_pops: get(&self.local_pops),
+            broadcast_jobs: get(&self.broadcast_jobs),
             injector_batches: get(&self.injector_batches),
             injector_jobs: get(&self.injector_jobs),
             steals: get(&self.steals),
@@ -93,7 +122,7 @@ impl WorkerCounters {
             retry_rounds: get(&self.retry_rounds),
             parks: get(&self.parks),
             unparks: get(&self.unparks),
-            parked_ns: get(&self.parked_ns),
+            parked_ns: get(&self.parked_ns) + current_park,
         }
     }
 }
@@ -128,12 +157,13 @@ impl RegistryCounters {
     }
 
     pub(crate) fn snapshot(&self) -> PoolMetrics {
+        let now = now_ns();
         PoolMetrics {
             workers: self
                 .workers
                 .iter()
                 .enumerate()
-                .map(|(i, w)| w.snapshot(i))
+                .map(|(i, w)| w.snapshot(i, now))
                 .collect(),
             injected_jobs: self.injected_jobs.load(Ordering::Relaxed),
         }
@@ -150,16 +180,21 @@ impl RegistryCounters {
 pub struct WorkerMetrics {
     /// The worker's index, `0..num_threads`.
     pub index: usize,
-    /// Jobs this worker executed from any queue (its own deque, its broadcast queue, an
-    /// injector batch, a victim). `join`'s second half run inline after popping it back
-    /// is not a separate job and is not counted.
+    /// Jobs this worker started, from any queue; always equals `local_pops +
+    /// broadcast_jobs + injector_batches + steals`. Counted when the job starts. `join`'s
+    /// second half run inline after popping it back is part of the `join`, not a separate
+    /// job, and is counted nowhere.
     pub jobs_executed: u64,
-    /// Jobs this worker popped from its own deque (tokio: local schedule).
+    /// Jobs this worker popped from its own deque and ran (tokio: local schedule).
     pub local_pops: u64,
-    /// Successful `Injector::steal_batch_and_pop` calls (each moves a batch of up to 32).
+    /// Jobs this worker took from its own broadcast queue (`broadcast`,
+    /// `spawn_broadcast`: one per worker per broadcast).
+    pub broadcast_jobs: u64,
+    /// Successful `Injector::steal_batch_and_pop` calls (each moves a batch of up to 32
+    /// and runs the first job at once; the rest are later local pops or steals).
     pub injector_batches: u64,
-    /// Jobs those batch steals moved: the one returned plus those that landed in the own
-    /// deque (a lower bound if a thief stole from the deque in between).
+    /// Jobs those batch steals moved: the one run at once plus those that landed in the
+    /// own deque (a lower bound if a thief stole from the deque in between).
     pub injector_jobs: u64,
     /// Successful steals from other workers' deques (tokio: `worker_steal_count`).
     pub steals: u64,
@@ -167,14 +202,16 @@ pub struct WorkerMetrics {
     /// races lost to other thieves or to the owner.
     pub retries_seen: u64,
     /// Search rounds that found nothing but were repeated because some source said
-    /// `Retry` (a wrong loop would have gone to sleep here instead; seeds, E4).
+    /// `Retry`. A loop that took `Retry` for `Empty` would have moved toward sleep here
+    /// while work was still queued.
     pub retry_rounds: u64,
     /// Times the worker parked on its condvar (tokio: `worker_park_count`).
     pub parks: u64,
     /// Times the worker was woken from a park by another thread (new work or its latch);
     /// one less than `parks` while the worker is parked.
     pub unparks: u64,
-    /// Total time spent parked, in nanoseconds (completed parks only).
+    /// Total time spent parked, in nanoseconds, including a park still in progress.
+    /// The rest of the worker's life was spent running jobs or searching for them.
     pub parked_ns: u64,
 }
 
@@ -216,6 +253,7 @@ impl PoolMetrics {
         for w in &self.workers {
             t.jobs_executed += w.jobs_executed;
             t.local_pops += w.local_pops;
+            t.broadcast_jobs += w.broadcast_jobs;
             t.injector_batches += w.injector_batches;
             t.injector_jobs += w.injector_jobs;
             t.steals += w.steals;
@@ -229,31 +267,34 @@ impl PoolMetrics {
     }
 }
 
-/// A table, one row per worker and a total row; parked time in milliseconds.
+/// A table, one row per worker and a total row, then a legend; parked time in
+/// milliseconds.
 impl fmt::Display for PoolMetrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{:>6} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10}",
+            "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10}",
             "worker",
             "executed",
-            "local pop",
-            "inj.batch",
-            "inj.jobs",
+            "local",
+            "bcast",
+            "inj.calls",
+            "inj.moved",
             "steals",
-            "retry",
-            "retry rd",
+            "retries",
+            "retry.rd",
             "parks",
             "unparks",
             "parked ms"
         )?;
-        let row = |f: &mut fmt::Formatter<'_>, label: String, w: &WorkerMetrics| {
+        let row = |f: &mut fmt::Formatter<'_>, label: &str, w: &WorkerMetrics| {
             writeln!(
                 f,
-                "{:>6} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10.1}",
+                "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10.1}",
                 label,
                 w.jobs_executed,
                 w.local_pops,
+                w.broadcast_jobs,
                 w.injector_batches,
                 w.injector_jobs,
                 w.steals,
@@ -265,9 +306,17 @@ impl fmt::Display for PoolMetrics {
             )
         };
         for w in &self.workers {
-            row(f, w.index.to_string(), w)?;
+            row(f, &w.index.to_string(), w)?;
         }
-        row(f, "total".to_string(), &self.total())?;
-        write!(f, "injected jobs: {}", self.injected_jobs)
+        row(f, "total", &self.total())?;
+        writeln!(f, "injected jobs: {}", self.injected_jobs)?;
+        write!(
+            f,
+            "executed = local + bcast + inj.calls + steals. local: popped from the own deque; \
+             bcast: own broadcast queue; inj.calls: injector batch steals (inj.moved: jobs they \
+             moved); steals: from other workers; retries: Steal::Retry answers; retry.rd: \
+             empty rounds repeated because of Retry; parked ms: time asleep, the rest was \
+             spent running or searching."
+        )
     }
 }

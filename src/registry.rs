@@ -521,6 +521,23 @@ impl Registry {
         self.idle.waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
+    /// Whether the pool has terminated (its workers have left or are leaving their
+    /// loops). Only code on a `use_current_thread` worker 0 or in an exit handler can
+    /// still reach a terminated registry.
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.terminate_count.load(Ordering::SeqCst) == 0
+    }
+
+    /// Whether worker 0 is the thread that built the pool (`use_current_thread`).
+    pub(crate) fn has_current_thread_worker(&self) -> bool {
+        self.current_thread_worker
+    }
+
+    /// Worker `index`'s terminate latch, set once the pool has terminated.
+    pub(crate) fn terminate_latch(&self, index: usize) -> &CoreLatch {
+        &self.thread_infos[index].terminate
+    }
+
     /// Blocks until every worker has started.
     pub(crate) fn wait_until_primed(&self) {
         for info in &self.thread_infos {

@@ -130,7 +130,8 @@ impl WorkerThread {
         self.registry.counters().worker(self.index)
     }
 
-    /// Pops the most recently pushed job of the own deque.
+    /// Pops the most recently pushed job of the own deque, to execute it (counted as a
+    /// local pop).
     #[inline]
     pub(crate) fn take_local_job(&self) -> Option<JobRef> {
         let job = self.worker.pop();
@@ -138,6 +139,12 @@ impl WorkerThread {
             self.counters().local_pop();
         }
         job
+    }
+
+    /// Pops the own deque without counting: `join` taking its own second half back.
+    #[inline]
+    pub(crate) fn pop_local(&self) -> Option<JobRef> {
+        self.worker.pop()
     }
 
     /// Whether the own deque holds a job (racy, like rayon-core's answer).
@@ -150,7 +157,10 @@ impl WorkerThread {
     #[inline]
     fn take_broadcast_job(&self, retry: &mut bool) -> Option<JobRef> {
         match self.broadcasts.steal() {
-            Steal::Success(job) => Some(job),
+            Steal::Success(job) => {
+                self.counters().broadcast_job();
+                Some(job)
+            }
             Steal::Empty => None,
             Steal::Retry => {
                 self.counters().retry_seen();

@@ -10,10 +10,12 @@ use common::watchdog;
 use stealpool::ThreadPoolBuilder;
 
 const VAR: &str = "STEALPOOL_NUM_THREADS";
+const RAYON: &str = "RAYON_NUM_THREADS";
 
 #[test]
 fn stealpool_num_threads_sets_the_default() {
     watchdog(60, || {
+        env::remove_var(RAYON);
         env::set_var(VAR, "3");
         let pool = ThreadPoolBuilder::new().build().expect("build with VAR=3");
         assert_eq!(pool.current_num_threads(), 3);
@@ -51,9 +53,42 @@ fn stealpool_num_threads_sets_the_default() {
         }
 
         env::remove_var(VAR);
+        env::remove_var(RAYON);
         let pool = ThreadPoolBuilder::new()
             .build()
             .expect("build with VAR unset");
         assert_eq!(pool.current_num_threads(), num_cpus::get());
+
+        // RAYON_NUM_THREADS counts when STEALPOOL_NUM_THREADS is unset, with rayon-core's
+        // rules: a positive number sets the count, anything else is ignored.
+        env::set_var(RAYON, "5");
+        assert_eq!(
+            ThreadPoolBuilder::new()
+                .build()
+                .unwrap()
+                .current_num_threads(),
+            5
+        );
+        for ignored in ["0", "", "abc"] {
+            env::set_var(RAYON, ignored);
+            let pool = ThreadPoolBuilder::new().build().unwrap();
+            assert_eq!(
+                pool.current_num_threads(),
+                num_cpus::get(),
+                "{RAYON}={ignored:?}"
+            );
+        }
+        // STEALPOOL_NUM_THREADS, when set, wins.
+        env::set_var(RAYON, "5");
+        env::set_var(VAR, "3");
+        assert_eq!(
+            ThreadPoolBuilder::new()
+                .build()
+                .unwrap()
+                .current_num_threads(),
+            3
+        );
+        env::remove_var(VAR);
+        env::remove_var(RAYON);
     });
 }

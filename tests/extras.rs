@@ -376,6 +376,50 @@ fn metrics_count_fifo_and_broadcast_jobs_once() {
         let t = pool.metrics().total();
         // 1 spawn + 10 spawn_fifo (each through one stub) + 2 broadcast runs.
         assert_eq!(t.jobs_executed, 1 + 10 + 2, "{}", pool.metrics());
+        assert_eq!(t.broadcast_jobs, 2);
+        assert_sources_add_up(&pool.metrics());
+    });
+}
+
+/// Every executed job is counted once by its source.
+fn assert_sources_add_up(m: &stealpool::PoolMetrics) {
+    for w in m.workers.iter().chain(std::iter::once(&m.total())) {
+        assert_eq!(
+            w.jobs_executed,
+            w.local_pops + w.broadcast_jobs + w.injector_batches + w.steals,
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn metrics_sources_add_up_under_joins_scopes_and_handles() {
+    fn fib(n: u64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
+        a + b
+    }
+    watchdog(60, || {
+        for n in [1, 2, 3] {
+            let pool = pool(n);
+            assert_eq!(pool.install(|| fib(22)), 17711);
+            pool.scope(|s| {
+                for i in 0..100 {
+                    s.spawn(move |_| {
+                        std::hint::black_box(fib(i % 10));
+                    });
+                }
+            });
+            let h = pool.spawn_with_handle(|| fib(15));
+            assert_eq!(h.join().unwrap(), 610);
+            pool.broadcast(|_| ());
+            pool.wait_idle().unwrap();
+            let m = pool.metrics();
+            assert_sources_add_up(&m);
+            assert_eq!(m.total().broadcast_jobs, n as u64);
+        }
     });
 }
 
@@ -420,5 +464,46 @@ fn metrics_count_parks_of_an_idle_pool() {
             text.contains("total") && text.contains("injected jobs"),
             "{text}"
         );
+    });
+}
+
+#[test]
+fn shutdown_on_the_building_thread_of_a_use_current_thread_pool() {
+    watchdog(60, || {
+        // On a fresh thread: it becomes worker 0 for life.
+        thread::spawn(|| {
+            let exited = Arc::new(AtomicUsize::new(0));
+            let ran = Arc::new(AtomicUsize::new(0));
+            let e = Arc::clone(&exited);
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(3)
+                .use_current_thread()
+                .exit_handler(move |_| {
+                    e.fetch_add(1, Ordering::SeqCst);
+                })
+                .build()
+                .unwrap();
+            assert_eq!(pool.current_thread_index(), Some(0));
+            // One copy is queued for this very thread, which is not in the pool's loop:
+            // shutdown must run it rather than wait for it forever.
+            let r = Arc::clone(&ran);
+            pool.spawn_broadcast(move |_| {
+                r.fetch_add(1, Ordering::SeqCst);
+            });
+            pool.shutdown().unwrap();
+            assert_eq!(ran.load(Ordering::SeqCst), 3);
+            // Workers 1 and 2 ran their exit handler; worker 0 (this thread) never does.
+            assert_eq!(exited.load(Ordering::SeqCst), 2);
+            // The thread is still worker 0 of the terminated pool: work still runs here,
+            // and a broadcast fails loudly instead of hanging.
+            assert_eq!(stealpool::join(|| 1, || 2), (1, 2));
+            let (tx, rx) = channel();
+            stealpool::spawn(move || tx.send(3).unwrap());
+            assert_eq!(rx.recv().unwrap(), 3);
+            let hung = std::panic::catch_unwind(|| stealpool::broadcast(|_| ()));
+            assert!(hung.is_err());
+        })
+        .join()
+        .unwrap();
     });
 }

@@ -74,7 +74,9 @@ impl fmt::Debug for BroadcastContext<'_> {
 ///
 /// # Panics
 /// If `op` panics on some workers, every worker still runs it, then one of the panics
-/// (the lowest index's) is re-raised in the caller.
+/// (the lowest index's) is re-raised in the caller. Also panics, instead of hanging
+/// forever, if the pool has already terminated: only reachable from an exit handler or
+/// from the building thread of a dropped `use_current_thread` pool.
 ///
 /// ```
 /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
@@ -126,6 +128,10 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
+    assert!(
+        !registry.is_terminated(),
+        "stealpool: broadcast into a thread pool that has terminated (no worker is left to run it)"
+    );
     let n_threads = registry.num_threads();
     // The waiter: a worker (of this pool or another) keeps running its own pool's jobs
     // while it waits, including its own copy if this is its pool; others block.

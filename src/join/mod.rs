@@ -131,9 +131,14 @@ impl SecondHalf {
     #[inline]
     fn reclaim(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
         while !latch.probe() {
-            match worker_thread.take_local_job() {
+            // `pop_local`, not `take_local_job`: popping our own `b` back is not a job
+            // execution and is not counted as a local pop (metrics).
+            match worker_thread.pop_local() {
                 Some(job) if job.id() == self.id => return Reclaimed::NotStolen,
-                Some(job) => worker_thread.execute(job),
+                Some(job) => {
+                    worker_thread.counters().local_pop();
+                    worker_thread.execute(job)
+                }
                 None => {
                     worker_thread.wait_until(latch);
                     break;

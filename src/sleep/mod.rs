@@ -202,8 +202,8 @@ impl Sleep {
             self.counters.sub_sleeping_thread();
         } else {
             *is_blocked = true;
-            counters.park();
             let parked_at = Instant::now();
+            counters.park(crate::metrics::now_ns());
             while *is_blocked {
                 sleep_state.condvar.wait(&mut is_blocked);
             }

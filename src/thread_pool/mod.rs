@@ -227,14 +227,19 @@ impl ThreadPool {
     ///
     /// Threads started by a [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler)
     /// are waited for up to the end of their exit handler but not joined (stealpool has no
-    /// handle to them). Worker 0 of a
-    /// [`use_current_thread`](crate::ThreadPoolBuilder::use_current_thread) pool is the
-    /// building thread itself and is not waited for.
+    /// handle to them).
+    ///
+    /// With [`use_current_thread`](crate::ThreadPoolBuilder::use_current_thread), worker 0
+    /// is the building thread itself, which stays a worker for life and is not waited for.
+    /// Called on that thread, `shutdown` first keeps running the pool's jobs until the
+    /// pool has terminated (its queued work, including its own broadcast copies, is
+    /// done), then waits for the other workers.
     ///
     /// # Errors
-    /// [`WaitError`] if called from a worker of this pool (it cannot wait for its own
-    /// thread to exit). The pool is then dropped as by `drop(pool)`: its workers still
-    /// exit once the work is done, but nobody waits for them.
+    /// [`WaitError`] if called from a worker thread of this pool (other than the
+    /// `use_current_thread` worker 0): it cannot wait for its own thread to exit. The pool
+    /// is then dropped as by `drop(pool)`: its workers still exit once the work is done,
+    /// but nobody waits for them.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -251,10 +256,18 @@ impl ThreadPool {
     /// assert_eq!(exited.load(Ordering::SeqCst), 3);
     /// ```
     pub fn shutdown(self) -> Result<(), WaitError> {
-        let own_worker = self.check_not_own_worker();
         let registry = Arc::clone(&self.registry);
+        let own_worker =
+            WorkerThread::current().filter(|w| Registry::same(w.registry(), &registry));
         drop(self);
-        own_worker?;
+        if let Some(worker) = own_worker {
+            if !(registry.has_current_thread_worker() && worker.index() == 0) {
+                return Err(WaitError { _private: () });
+            }
+            // The building thread of a `use_current_thread` pool: run the pool's jobs
+            // (some may be queued for this very worker) until it has terminated.
+            worker.wait_until(registry.terminate_latch(0));
+        }
         registry.wait_until_stopped();
         Ok(())
     }

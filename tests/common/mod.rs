@@ -268,12 +268,19 @@ pub fn expected_panic_count(message: &str) -> usize {
 }
 
 /// The number of threads a pool built with `num_threads(0)` should get:
-/// `STEALPOOL_NUM_THREADS` if set to a positive number, else (unset, empty or
-/// `0`) the CPU count. Returns `None` if the variable is set but is not a
-/// number (building must then fail).
+/// `STEALPOOL_NUM_THREADS` if set to a positive number, else (empty or `0`) the
+/// CPU count; when it is unset, `RAYON_NUM_THREADS` if positive, else the CPU
+/// count. Returns `None` if the variable is set but is not a number (building
+/// must then fail).
 pub fn expected_default_threads() -> Option<usize> {
     match std::env::var("STEALPOOL_NUM_THREADS") {
-        Err(_) => Some(num_cpus::get()),
+        Err(_) => Some(
+            std::env::var("RAYON_NUM_THREADS")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(num_cpus::get),
+        ),
         Ok(s) if s.trim().is_empty() => Some(num_cpus::get()),
         Ok(s) => match s.trim().parse::<usize>() {
             Ok(0) => Some(num_cpus::get()),
