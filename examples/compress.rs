@@ -100,7 +100,7 @@ impl Skip {
     fn label(self) -> &'static str {
         match self {
             Skip::Symlink => "symlink",
-            Skip::SkippedDir => "directory left out (--skip-dir)",
+            Skip::SkippedDir => "directory left out (skip list)",
             Skip::NotRegular => "not a regular file",
             Skip::Unreadable => "unreadable",
             Skip::WouldOverwriteInput => "would overwrite input",
@@ -445,7 +445,7 @@ fn summary(
     let _ = writeln!(s, "skipped         {total_skipped}");
     for (why, (n, example)) in skipped.iter() {
         let label = format!("{}:", why.label());
-        let _ = writeln!(s, "  {label:<24}{n} (e.g. {})", example.display());
+        let _ = writeln!(s, "  {label:<32} {n} (e.g. {})", example.display());
     }
     let _ = writeln!(s, "input           {input:.2} MiB");
     let _ = writeln!(s, "output          {output:.2} MiB");
