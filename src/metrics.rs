@@ -312,11 +312,11 @@ impl fmt::Display for PoolMetrics {
         writeln!(f, "injected jobs: {}", self.injected_jobs)?;
         write!(
             f,
-            "executed = local + bcast + inj.calls + steals. local: popped from the own deque; \
-             bcast: own broadcast queue; inj.calls: injector batch steals (inj.moved: jobs they \
-             moved); steals: from other workers; retries: Steal::Retry answers; retry.rd: \
-             empty rounds repeated because of Retry; parked ms: time asleep, the rest was \
-             spent running or searching."
+            "executed = local + bcast + inj.calls + steals (where each job came from)\n\
+             local: popped from the own deque; bcast: from the own broadcast queue\n\
+             inj.calls: injector batch steals (inj.moved: jobs they moved); steals: from other workers\n\
+             retries: Steal::Retry answers; retry.rd: empty rounds repeated because of Retry\n\
+             parked ms: time asleep; the rest of the time was spent running or searching"
         )
     }
 }
