@@ -192,7 +192,9 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// an impossible [`stack_size`](Self::stack_size)); in that case every thread already
     /// started exits (and runs its exit handler).
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        Registry::new(self).map(ThreadPool::from_registry)
+        let registry = Registry::new(self)?;
+        registry.adopt_current_thread();
+        Ok(ThreadPool::from_registry(registry))
     }
 
     /// Builds the global pool, the one used by the free functions ([`join`](crate::join),

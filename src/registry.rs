@@ -47,6 +47,9 @@ pub(crate) struct Registry {
     terminate_count: AtomicUsize,
     /// Where `wait_idle` callers wait for `terminate_count` to fall back to 1.
     idle: IdleWait,
+    /// Worker 0's deque ends with `use_current_thread`, until the building thread adopts
+    /// them (`adopt_current_thread`).
+    current_thread_parts: Mutex<Option<(Worker<JobRef>, Stealer<JobRef>)>>,
     /// Join handles of the worker threads the default spawn handler started.
     thread_handles: Mutex<Vec<thread::JoinHandle<()>>>,
     /// Worker 0 is the thread that built the pool (`use_current_thread`): it never runs
@@ -111,6 +114,7 @@ pub(crate) fn init_global_registry<S: ThreadSpawn>(
     let registry = THE_REGISTRY.get_or_init(|| candidate.take().expect("offered once"));
     match candidate {
         None => {
+            registry.adopt_current_thread();
             registry.wait_until_primed();
             Ok(())
         }
@@ -243,6 +247,7 @@ impl Registry {
             exit_handler: builder.take_exit_handler(),
             terminate_count: AtomicUsize::new(1),
             idle: IdleWait::default(),
+            current_thread_parts: Mutex::new(None),
             thread_handles: Mutex::new(Vec::new()),
             current_thread_worker: use_current_thread,
         });
@@ -274,25 +279,38 @@ impl Registry {
                 Err(err) => return Err(ThreadPoolBuildError::new(ErrorKind::IOError(err))),
             }
         }
-        if let Some((worker, broadcasts)) = current_thread_parts {
-            // The calling thread becomes worker 0 for the rest of its life. It does not
-            // run the main loop: it takes part whenever it waits inside the pool (as in
-            // rayon-core). Its `WorkerThread` is leaked because the thread-local slot
-            // must stay valid for as long as the thread runs.
-            let worker_thread = Box::leak(Box::new(WorkerThread::new(
-                worker,
-                broadcasts,
-                Arc::clone(&registry),
-                0,
-            )));
-            // SAFETY: the leaked box is never freed or moved, and the current thread is
-            // not a worker (checked at the top).
-            unsafe { WorkerThread::set_current(worker_thread) };
-            // SAFETY: the latch lives in the registry, which `registry` keeps alive.
-            unsafe { LockLatch::set(&registry.thread_infos[0].primed) };
-        }
+        // With `use_current_thread`, worker 0's deque waits here until the caller has
+        // decided to keep this registry (`adopt_current_thread`): `build_global` may yet
+        // lose the race for the global slot, and the thread must not be left a worker of
+        // a pool that was thrown away.
+        *registry.current_thread_parts.lock() = current_thread_parts;
         mem::forget(t1000);
         Ok(registry)
+    }
+
+    /// With `use_current_thread`: makes the calling thread (the one that built this
+    /// registry) its worker 0, for the rest of the thread's life. Called once the registry
+    /// is definitely kept (`build`, or `build_global` after winning the global slot). A
+    /// no-op for other registries.
+    pub(crate) fn adopt_current_thread(self: &Arc<Self>) {
+        let Some((worker, broadcasts)) = self.current_thread_parts.lock().take() else {
+            return;
+        };
+        // It does not run the main loop: it takes part whenever it waits inside the pool
+        // (as in rayon-core). Its `WorkerThread` is leaked because the thread-local slot
+        // must stay valid for as long as the thread runs.
+        let worker_thread = Box::leak(Box::new(WorkerThread::new(
+            worker,
+            broadcasts,
+            Arc::clone(self),
+            0,
+        )));
+        // SAFETY: the leaked box is never freed or moved, and the current thread is not a
+        // worker: `Registry::new` checked that on this same thread, and nothing in between
+        // made it one.
+        unsafe { WorkerThread::set_current(worker_thread) };
+        // SAFETY: the latch lives in the registry, which `self` keeps alive.
+        unsafe { LockLatch::set(&self.thread_infos[0].primed) };
     }
 
     /// The registry of the current worker, else the global one.
@@ -521,13 +539,6 @@ impl Registry {
         self.idle.waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Whether the pool has terminated (its workers have left or are leaving their
-    /// loops). Only code on a `use_current_thread` worker 0 or in an exit handler can
-    /// still reach a terminated registry.
-    pub(crate) fn is_terminated(&self) -> bool {
-        self.terminate_count.load(Ordering::SeqCst) == 0
-    }
-
     /// Whether worker 0 is the thread that built the pool (`use_current_thread`).
     pub(crate) fn has_current_thread_worker(&self) -> bool {
         self.current_thread_worker
@@ -592,10 +603,13 @@ unsafe fn main_loop(thread: ThreadBuilder) {
 
     // The whole scheduling loop: run jobs until the pool terminates.
     worker_thread.wait_until(&info.terminate);
-    debug_assert!(
-        worker_thread.take_local_job().is_none(),
-        "worker exiting with jobs left in its deque"
-    );
+    // Normally empty: every job that holds no terminate reference (a `join` half, a scope
+    // job) belongs to a caller that keeps the pool alive. The exception is the building
+    // thread of a `use_current_thread` pool, which can use the pool without a handle;
+    // run what it left here rather than leave it to be stolen later.
+    while let Some(job) = worker_thread.take_local_job() {
+        worker_thread.execute(job);
+    }
 
     if let Some(handler) = registry.exit_handler.as_ref() {
         registry.catch_unwind(|| handler(index));

@@ -97,6 +97,7 @@ where
 ///
 /// # Panics
 /// A panic in `op` goes to the pool's panic handler, as for [`spawn`](crate::spawn).
+/// Panics if the pool has already terminated (see [`broadcast`]).
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -128,10 +129,10 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
-    assert!(
-        !registry.is_terminated(),
-        "stealpool: broadcast into a thread pool that has terminated (no worker is left to run it)"
-    );
+    // Hold the pool alive until every copy ran: without this, a pool whose handle is
+    // gone (a `use_current_thread` building thread broadcasting) could terminate with
+    // copies still queued for workers that then exit.
+    assert!(registry.increment_terminate_count(), "{TERMINATED}");
     let n_threads = registry.num_threads();
     // The waiter: a worker (of this pool or another) keeps running its own pool's jobs
     // while it waits, including its own copy if this is its pool; others block.
@@ -147,6 +148,7 @@ where
     registry.inject_broadcast(job_refs);
 
     latch.wait(current_thread);
+    registry.terminate();
     // Every job ran; collect in index order, re-raising the first panic after all the
     // results are taken (the rest are dropped quietly).
     let mut results = Vec::with_capacity(n_threads);
@@ -165,24 +167,35 @@ where
     results
 }
 
+/// The panic message for a broadcast into a terminated pool.
+const TERMINATED: &str =
+    "stealpool: broadcast into a thread pool that has terminated (no worker is left to run it)";
+
+/// Takes `n` terminate references, one per broadcast copy, so the pool cannot terminate
+/// before every copy ran.
+///
+/// # Panics
+/// If the pool has already terminated: only reachable from an exit handler or from the
+/// building thread of a dropped `use_current_thread` pool; no worker is left to run the
+/// copies, and failing loudly beats hanging or silently dropping them.
+pub(crate) fn take_terminate_references(registry: &Registry, n: usize) {
+    for taken in 0..n {
+        if !registry.increment_terminate_count() {
+            for _ in 0..taken {
+                registry.terminate();
+            }
+            panic!("{TERMINATED}");
+        }
+    }
+}
+
 /// Spawns `op` on every worker of `registry` without waiting.
 pub(crate) fn spawn_broadcast_in<OP>(op: OP, registry: &Arc<Registry>)
 where
     OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
 {
     let n_threads = registry.num_threads();
-    // One terminate reference per run, taken before any job can run and drop one.
-    for taken in 0..n_threads {
-        if !registry.increment_terminate_count() {
-            // Terminated: only an exit handler can get here, and no worker is left to run
-            // anything. Give back what we took; the broadcast does not run (documented on
-            // `ThreadPool::spawn_broadcast`).
-            for _ in 0..taken {
-                registry.terminate();
-            }
-            return;
-        }
-    }
+    take_terminate_references(registry, n_threads);
     let abort_guard = unwind::AbortIfPanic;
     let op = Arc::new(op);
     let job_refs = (0..n_threads).map(|_| {

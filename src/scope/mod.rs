@@ -11,7 +11,7 @@
 //! oldest job of that FIFO (rayon-core's design). `in_place_scope` runs the body on the
 //! calling thread instead of moving it onto a worker.
 
-use crate::broadcast::BroadcastContext;
+use crate::broadcast::{take_terminate_references, BroadcastContext};
 use crate::job::{HeapJob, JobFifo, JobRef};
 use crate::latch::{CountLatch, Latch};
 use crate::registry::{self, Registry};
@@ -324,6 +324,8 @@ impl<'scope> ScopeBase<'scope> {
         BODY: Fn(BroadcastContext<'_>) + Send + Sync + 'scope,
     {
         let n_threads = self.registry.num_threads();
+        // Each copy also holds the pool alive until it ran (see `take_terminate_references`).
+        take_terminate_references(&self.registry, n_threads);
         let body = Arc::new(body);
         let base_ptr = ScopePtr(self);
         for _ in 0..n_threads {
@@ -331,6 +333,7 @@ impl<'scope> ScopeBase<'scope> {
         }
         let job_refs = (0..n_threads).map(|_| {
             let body = Arc::clone(&body);
+            let registry = Arc::clone(&self.registry);
             let job = HeapJob::new(move || {
                 let base = base_ptr.as_ptr();
                 // SAFETY: the scope stays alive until this job's decrement, the last
@@ -340,6 +343,8 @@ impl<'scope> ScopeBase<'scope> {
                         BroadcastContext::with(|ctx| body(ctx));
                     })
                 };
+                // Our own `Arc`: the scope may be gone by now.
+                registry.terminate();
             });
             // SAFETY: the job borrows only data outliving `'scope`, and the scope waits
             // for it.

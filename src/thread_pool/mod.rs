@@ -173,11 +173,11 @@ impl ThreadPool {
     }
 
     /// Runs `op` once on every worker of this pool without waiting (see
-    /// [`spawn_broadcast`](crate::spawn_broadcast)). Called from an exit handler after
-    /// the pool terminated, it does nothing (no worker is left).
+    /// [`spawn_broadcast`](crate::spawn_broadcast)).
     ///
     /// # Panics
-    /// A panic in `op` goes to the pool's panic handler.
+    /// A panic in `op` goes to the pool's panic handler. Panics if the pool has already
+    /// terminated (from an exit handler: no worker is left to run it).
     pub fn spawn_broadcast<OP>(&self, op: OP)
     where
         OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,

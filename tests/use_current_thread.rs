@@ -1,0 +1,171 @@
+//! `ThreadPoolBuilder::use_current_thread`: the building thread becomes worker 0 for life.
+//! These pin the faults a breaker found around that thread: it must not be adopted by a
+//! pool that `build_global` threw away, and pools it keeps using after their handle is
+//! gone must neither hang nor lose jobs.
+//!
+//! Only `build_global_race_does_not_adopt_the_loser` touches the global pool (this binary
+//! is its own process, so the global pool does not exist before that test).
+
+mod common;
+
+use common::watchdog;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::channel;
+use std::sync::Arc;
+use std::thread;
+use stealpool::ThreadPoolBuilder;
+
+#[test]
+fn build_global_race_does_not_adopt_the_loser() {
+    watchdog(60, || {
+        thread::spawn(|| {
+            // The thread_name closure builds the default global pool first (a free
+            // function), so this `build_global` loses and its registry is thrown away.
+            let err = ThreadPoolBuilder::new()
+                .num_threads(2)
+                .use_current_thread()
+                .thread_name(|i| {
+                    let _ = stealpool::current_num_threads();
+                    format!("loser-{i}")
+                })
+                .build_global()
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("already been initialized"),
+                "{err}"
+            );
+            // The thread is not a worker of the discarded pool.
+            assert_eq!(stealpool::current_thread_index(), None);
+            let (tx, rx) = channel();
+            stealpool::spawn(move || tx.send(stealpool::current_thread_index()).unwrap());
+            assert!(
+                rx.recv().unwrap().is_some(),
+                "spawn ran inline, not on the global pool"
+            );
+            // And it can still become worker 0 of a pool of its own.
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(2)
+                .use_current_thread()
+                .build()
+                .unwrap();
+            assert_eq!(pool.current_thread_index(), Some(0));
+        })
+        .join()
+        .unwrap();
+    });
+}
+
+#[test]
+fn broadcast_keeps_a_handleless_pool_alive_until_every_copy_ran() {
+    watchdog(60, || {
+        thread::spawn(|| {
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(3)
+                .use_current_thread()
+                .build()
+                .unwrap();
+            // A spawned job holds the pool's last terminate reference once the handle is
+            // dropped; it is released from worker 0's broadcast copy, mid-broadcast.
+            let (started_tx, started_rx) = channel();
+            let (release_tx, release_rx) = channel::<()>();
+            pool.spawn(move || {
+                started_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            });
+            started_rx.recv().unwrap();
+            drop(pool);
+            let release_tx = std::sync::Mutex::new(Some(release_tx));
+            let got = stealpool::broadcast(|ctx| {
+                if ctx.index() == 0 {
+                    // The spawn finishes now; without the broadcast's own reference the
+                    // pool would terminate here and strand the other copies.
+                    release_tx.lock().unwrap().take().unwrap().send(()).unwrap();
+                }
+                ctx.index()
+            });
+            assert_eq!(got, [0, 1, 2]);
+        })
+        .join()
+        .unwrap();
+    });
+}
+
+#[test]
+fn scope_broadcast_into_a_terminated_pool_panics_instead_of_hanging() {
+    watchdog(60, || {
+        thread::spawn(|| {
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(2)
+                .use_current_thread()
+                .build()
+                .unwrap();
+            pool.shutdown().unwrap();
+            let result = std::panic::catch_unwind(|| {
+                stealpool::scope(|s| s.spawn_broadcast(|_, _| ()));
+            });
+            assert!(result.is_err());
+            let result = std::panic::catch_unwind(|| stealpool::spawn_broadcast(|_| ()));
+            assert!(result.is_err());
+            // Plain scopes still work on the thread alone.
+            let hits = AtomicUsize::new(0);
+            stealpool::scope(|s| {
+                for _ in 0..10 {
+                    s.spawn(|_| {
+                        hits.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            });
+            assert_eq!(hits.load(Ordering::SeqCst), 10);
+        })
+        .join()
+        .unwrap();
+    });
+}
+
+#[test]
+fn workers_that_terminate_under_a_running_scope_leave_no_job_behind() {
+    // The building thread's scope has a job J whose children sit in J's worker's deque
+    // when the pool terminates (its last reference is released meanwhile). That worker
+    // must not exit (or, in debug builds, abort) with them queued: every child runs.
+    watchdog(60, || {
+        thread::spawn(|| {
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(3)
+                .use_current_thread()
+                .build()
+                .unwrap();
+            let (started_tx, started_rx) = channel();
+            let (release_tx, release_rx) = channel::<()>();
+            pool.spawn(move || {
+                started_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            });
+            started_rx.recv().unwrap();
+            drop(pool);
+            let ran = Arc::new(AtomicUsize::new(0));
+            let (pushed_tx, pushed_rx) = channel();
+            let (finish_tx, finish_rx) = channel::<()>();
+            stealpool::in_place_scope(|s| {
+                let ran = Arc::clone(&ran);
+                s.spawn(move |s| {
+                    for _ in 0..10 {
+                        let ran = Arc::clone(&ran);
+                        s.spawn(move |_| {
+                            ran.fetch_add(1, Ordering::SeqCst);
+                        });
+                    }
+                    pushed_tx.send(()).unwrap();
+                    finish_rx.recv().unwrap();
+                });
+                // In the body (blocking in user code, not in the pool): let the pool
+                // terminate while J's children are queued, then let J return.
+                pushed_rx.recv().unwrap();
+                release_tx.send(()).unwrap();
+                finish_tx.send(()).unwrap();
+            });
+            assert_eq!(ran.load(Ordering::SeqCst), 10);
+        })
+        .join()
+        .unwrap();
+    });
+}
