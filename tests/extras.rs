@@ -448,13 +448,17 @@ fn metrics_count_parks_of_an_idle_pool() {
     watchdog(60, || {
         let pool = pool(2);
         pool.broadcast(|_| ());
-        // Wait until both workers are parked (a hidden test hook), then check.
-        assert!(common::wait_until(
-            std::time::Duration::from_secs(20),
-            || { pool.sleeping_threads() == 2 }
-        ));
-        let m = pool.metrics();
-        assert!(m.workers.iter().all(|w| w.parks >= 1), "{m}");
+        // An idle pool parks its workers: wait until both have counted a park (the
+        // counter is written just before the condvar wait, under the worker's mutex).
+        // The hidden `sleeping_threads` hook would not do: it counts a worker at
+        // registration, a step before the park is recorded.
+        assert!(
+            common::wait_until(std::time::Duration::from_secs(20), || {
+                pool.metrics().workers.iter().all(|w| w.parks >= 1)
+            }),
+            "{}",
+            pool.metrics()
+        );
         // Wake them with a broadcast: each unparks once more at least.
         pool.broadcast(|_| ());
         let m2 = pool.metrics();
