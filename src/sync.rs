@@ -41,14 +41,18 @@ pub(crate) use std::cell::UnsafeCell;
 ///
 /// This is the scheme of folly's `asymmetricLightBarrier`/`asymmetricHeavyBarrier` and of
 /// liburcu's membarrier flavour.
+///
+/// Building with `RUSTFLAGS="--cfg stealpool_fences"` forces the fence pair on Linux too
+/// (for measuring what the membarrier buys, and for model checkers that cannot see a
+/// membarrier).
 pub(crate) mod barrier {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(stealpool_fences)))]
     pub(crate) use self::membarrier::{heavy, init, light};
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(stealpool_fences))))]
     pub(crate) use self::fences::{heavy, init, light};
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(stealpool_fences))))]
     mod fences {
         use std::sync::atomic::{fence, Ordering};
 
@@ -68,7 +72,7 @@ pub(crate) mod barrier {
         }
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(stealpool_fences)))]
     mod membarrier {
         use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
         use std::sync::Once;
