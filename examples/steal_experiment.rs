@@ -33,22 +33,30 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Reruns the seeds' experiment E4 (Retry as Empty, batch stealing, order between flavors).
+/// Reruns experiment E4 of stealpool's design notes on crossbeam-deque: thieves that take
+/// `Steal::Retry` for `Empty`, `steal()` against `steal_batch_and_pop()`, the order of a
+/// batch steal, and the same effect inside a stealpool pool. Results and their meaning:
+/// docs/experiments.md. Run it on an otherwise idle machine: other load changes which
+/// threads run, and with it the results.
 #[derive(Parser, Debug, Clone)]
 struct Args {
-    /// Thief threads (the seed used 11 beside the owner: 12 threads).
+    /// Thief threads in every experiment (the notes used 11 beside the owner: 12 threads);
+    /// the pool experiment uses this + 1 workers. At most 256.
     #[arg(long, default_value_t = 11)]
     stealers: usize,
-    /// Tasks the owner pushes in the retry experiment.
+    /// Tasks the owner pushes in the retry experiment (the drain experiment always uses
+    /// 1,000,000). At most 4,294,967,295.
     #[arg(long, default_value_t = 100_000)]
     tasks: usize,
-    /// Spin iterations (multiply-adds under `black_box`) per task in the "with work" rows.
+    /// Spin iterations (multiply-adds under `black_box`) per task in the "with work" rows
+    /// of the retry experiment; the pool experiment uses a tenth of it.
     #[arg(long, default_value_t = 2000)]
     work: u64,
     /// Runs per configuration; tables show min–max.
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// A short run (under a minute): fewer tasks, one run, less work.
+    /// A short run (a second or two): 2 runs, at most 20,000 tasks in the retry experiment,
+    /// 200,000 in the drain experiment, 50,000 in the pool; overrides `--runs`.
     #[arg(long)]
     quick: bool,
     /// In the retry experiment, make the owner's deque FIFO (it then pops at the same end
@@ -62,10 +70,15 @@ struct Args {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Experiment {
+    /// All four, in order.
     All,
+    /// Correct against wrong Retry policy, with and without the owner popping and work.
     Retry,
+    /// `steal()` against `steal_batch_and_pop()` from a FIFO and a LIFO source.
     Drain,
+    /// What one `steal_batch` moves, for the four flavor combinations.
     Order,
+    /// A fine-grained workload on a stealpool pool, with its metrics.
     Pool,
 }
 
@@ -78,6 +91,17 @@ enum Policy {
     Correct,
     /// Stop on `Retry` or `Empty`: the classic bug (seed 001).
     Wrong,
+}
+
+impl Policy {
+    /// Whether a thief following this policy keeps stealing after `answer`.
+    fn keeps_stealing<T>(self, answer: &Steal<T>) -> bool {
+        match answer {
+            Steal::Success(_) => true,
+            Steal::Retry => self == Policy::Correct,
+            Steal::Empty => false,
+        }
+    }
 }
 
 /// One configuration of the retry experiment.
@@ -162,20 +186,24 @@ fn run_retry(cfg: RetryConfig) -> RetryOutcome {
                 barrier.wait();
                 let started = t0.elapsed();
                 loop {
-                    match stealer.steal() {
+                    let answer = stealer.steal();
+                    let go_on = cfg.policy.keeps_stealing(&answer);
+                    match answer {
                         Steal::Success(id) => {
                             black_box(spin(u64::from(id), cfg.work));
                             taken.push(id);
                         }
                         Steal::Retry => {
                             my_retries += 1;
-                            if cfg.policy == Policy::Wrong {
+                            if !go_on {
                                 stopped_by_retry.fetch_add(1, Ordering::Relaxed);
-                                break;
                             }
                             std::hint::spin_loop();
                         }
-                        Steal::Empty => break,
+                        Steal::Empty => {}
+                    }
+                    if !go_on {
+                        break;
                     }
                 }
                 retries.fetch_add(my_retries, Ordering::Relaxed);
@@ -401,8 +429,11 @@ fn retry_table(args: &Args, tasks: usize, work: u64) {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut examples = Vec::new();
+    let works = if work == 0 { vec![0] } else { vec![0, work] };
+    let mut ratios = Vec::new();
     for owner_pops in [false, true] {
-        for work in [0, work] {
+        for &work in &works {
+            let mut walls = Vec::new();
             for policy in [Policy::Correct, Policy::Wrong] {
                 let cfg = RetryConfig {
                     policy,
@@ -443,8 +474,26 @@ fn retry_table(args: &Args, tasks: usize, work: u64) {
                     "{policy:?}, owner pops: {owner_pops}, work {work}: {:?}",
                     last.per_thread
                 ));
+                let mut w: Vec<f64> = runs.iter().map(|r| r.wall.as_secs_f64()).collect();
+                w.sort_by(f64::total_cmp);
+                walls.push(w[w.len() / 2]);
             }
+            ratios.push(format!(
+                "owner pops: {}, work {work}: wrong / correct wall time (medians) = {:.2}",
+                if owner_pops { "yes" } else { "no" },
+                walls[1] / walls[0].max(1e-9)
+            ));
         }
+    }
+    println!(
+        "\n\"thieves with tasks\" counts thieves that took at least one task (a thief that quit at"
+    );
+    println!(
+        "its first collision may still have taken a few); \"stopped by Retry\" counts thieves that"
+    );
+    println!("quit because of a Retry.\n");
+    for r in ratios {
+        println!("* {r}");
     }
     println!("\nTasks per thread in the last run (owner first, then each thief):\n");
     for e in examples {
@@ -524,6 +573,7 @@ fn order_table() {
 fn pool_run(args: &Args) {
     let threads = args.stealers + 1;
     let tasks = if args.quick { 50_000 } else { 200_000 };
+    // A tenth of the retry experiment's per-task work: many small jobs.
     let pool = stealpool::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -535,13 +585,14 @@ fn pool_run(args: &Args) {
     let work = args.work / 10;
     let start = Instant::now();
     let sum = AtomicU64::new(0);
-    pool.scope(|s| {
+    let spawner = pool.scope(|s| {
         for i in 0..tasks as u64 {
             let sum = &sum;
             s.spawn(move |_| {
                 sum.fetch_add(spin(i, work) & 1, Ordering::Relaxed);
             });
         }
+        stealpool::current_thread_index()
     });
     fn tree(lo: u64, hi: u64, work: u64) -> u64 {
         if hi - lo <= 16 {
@@ -559,7 +610,11 @@ fn pool_run(args: &Args) {
     );
     let wall = start.elapsed();
     let m = pool.metrics();
-    println!("wall {:.1} ms\n", ms(wall));
+    println!(
+        "wall {:.1} ms; the scope body (the spawning worker) ran on worker {}\n",
+        ms(wall),
+        spawner.map_or_else(|| "?".to_string(), |i| i.to_string())
+    );
     println!("```text\n{m}\n```\n");
     let idle: Vec<usize> = m
         .workers
@@ -574,24 +629,44 @@ fn pool_run(args: &Args) {
     }
 }
 
+/// The largest `--stealers` accepted: every thief is an OS thread, and the pool
+/// experiment's workers each scan all the others when idle.
+const MAX_STEALERS: usize = 256;
+
+/// The 1-minute load average (Linux `/proc/loadavg`), to show how busy the machine was.
+fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next().map(str::to_owned)
+}
+
 fn main() {
     let mut args = Args::parse();
     if args.stealers == 0 || args.runs == 0 || args.tasks == 0 {
         eprintln!("error: --stealers, --runs and --tasks must be at least 1");
         std::process::exit(2);
     }
+    if args.stealers > MAX_STEALERS {
+        eprintln!("error: --stealers is at most {MAX_STEALERS}");
+        std::process::exit(2);
+    }
+    if u32::try_from(args.tasks).is_err() {
+        eprintln!("error: --tasks is at most {} (task ids are u32)", u32::MAX);
+        std::process::exit(2);
+    }
     let (tasks, drain_tasks, work) = if args.quick {
-        args.runs = 1;
-        (args.tasks.min(20_000), 200_000, args.work.min(500))
+        args.runs = 2;
+        (args.tasks.min(20_000), 200_000, args.work)
     } else {
         (args.tasks, 1_000_000, args.work)
     };
     println!(
-        "# steal_experiment: {} thieves, {} logical CPUs here{}\n",
+        "# steal_experiment: {} thieves, {} logical CPUs here, 1-minute load average {}{}\n",
         args.stealers,
         num_cpus::get(),
+        load_average().unwrap_or_else(|| "unknown".to_string()),
         if args.quick { " (--quick)" } else { "" }
     );
+    println!("(Results depend on every thread getting a core: run on an idle machine.)\n");
     let all = args.experiment == Experiment::All;
     if all || args.experiment == Experiment::Retry {
         retry_table(&args, tasks, work);
@@ -679,6 +754,24 @@ mod tests {
     }
 
     #[test]
+    fn tally_counts_distinct_and_extra_takes() {
+        let (distinct, extra) = tally(5, &[vec![0, 1, 2], vec![2, 4], vec![2]]);
+        assert_eq!((distinct, extra), (4, 2));
+        assert_eq!(tally(3, &[vec![], vec![]]), (0, 0));
+    }
+
+    #[test]
+    fn only_the_wrong_policy_stops_on_retry() {
+        let (retry, empty, success) = (Steal::<u32>::Retry, Steal::<u32>::Empty, Steal::Success(1));
+        assert!(Policy::Correct.keeps_stealing(&retry));
+        assert!(!Policy::Wrong.keeps_stealing(&retry));
+        for policy in [Policy::Correct, Policy::Wrong] {
+            assert!(policy.keeps_stealing(&success));
+            assert!(!policy.keeps_stealing(&empty));
+        }
+    }
+
+    #[test]
     fn a_fifo_source_gives_full_batches_to_a_lone_thief() {
         // One thief, no contention: every batch call on a FIFO source with >= 64 tasks
         // left moves exactly 32 (crossbeam-deque's MAX_BATCH).
@@ -690,6 +783,10 @@ mod tests {
         });
         assert_eq!(r.max_batch, 32);
         assert_eq!(r.taken, 6_400);
+        // Full batches while 64 or more are left (199 calls), then a few halves: never
+        // fewer calls than 6,400 / 32, and only a handful more.
+        assert!((200..=210).contains(&r.successes), "{}", r.successes);
+        assert_eq!(r.retries, 0, "no contention, no Retry");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //!   environment variable). Each worker owns a crossbeam-deque `Worker` (LIFO); all share
 //!   one `Injector` for work arriving from outside the pool.
 //! * Each worker runs the **scheduling loop** of crossbeam-deque's docs and rayon-core:
-//!   local `pop`, then `Injector::steal_batch_and_pop` (up to 32 jobs in one CAS), then a
+//!   local `pop`, then `Injector::steal_batch_and_pop` (one job plus up to 32 more in one CAS), then a
 //!   scan of the other workers' stealers from a random victim. A round that saw
 //!   `Steal::Retry` is repeated after a `Backoff` step: `Retry` is never taken for
 //!   `Empty`.

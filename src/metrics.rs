@@ -190,8 +190,8 @@ pub struct WorkerMetrics {
     /// Jobs this worker took from its own broadcast queue (`broadcast`,
     /// `spawn_broadcast`: one per worker per broadcast).
     pub broadcast_jobs: u64,
-    /// Successful `Injector::steal_batch_and_pop` calls (each moves a batch of up to 32
-    /// and runs the first job at once; the rest are later local pops or steals).
+    /// Successful `Injector::steal_batch_and_pop` calls. Each returns one job, run at
+    /// once, and moves up to 32 more into the own deque (later local pops or steals).
     pub injector_batches: u64,
     /// Jobs those batch steals moved: the one run at once plus those that landed in the
     /// own deque (a lower bound if a thief stole from the deque in between).

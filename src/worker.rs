@@ -7,8 +7,8 @@
 //! 1. `pop` from the own deque;
 //! 2. `steal` from the own broadcast queue (jobs that must run on this very worker:
 //!    `broadcast`, `spawn_broadcast`);
-//! 3. `steal_batch_and_pop` from the pool's injector into the own deque (a batch of up to
-//!    32 in one CAS: the injector is FIFO);
+//! 3. `steal_batch_and_pop` from the pool's injector into the own deque (one CAS claims
+//!    the job returned plus up to 32 more for the own deque: the injector is FIFO);
 //! 4. `steal` from the other workers, starting at a random victim (fastrand).
 //!
 //! A round that found nothing but saw any `Steal::Retry` is repeated after a
