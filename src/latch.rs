@@ -14,8 +14,9 @@
 //! needs *before* the releasing store and touch nothing of the latch afterwards.
 
 use crate::registry::Registry;
+use crate::sync::protocol::AtomicUsize;
 use crate::sync::Arc;
-use crate::sync::{AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{Condvar, Mutex, Ordering};
 use crate::worker::WorkerThread;
 
 /// A one-shot signal.
@@ -53,7 +54,7 @@ pub(crate) struct CoreLatch {
 impl CoreLatch {
     /// A latch in state `UNSET`.
     #[inline]
-    pub(crate) const fn new() -> Self {
+    pub(crate) fn new() -> Self {
         CoreLatch {
             state: AtomicUsize::new(UNSET),
         }

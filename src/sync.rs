@@ -14,6 +14,71 @@ pub(crate) use std::sync::Arc;
 
 pub(crate) use parking_lot::{Condvar, Mutex};
 
+/// The primitives of the sleep/wake protocol itself (the sleep counters, the per-worker
+/// parking mutex and condvar, `CoreLatch`'s state, the scheduler's `yield`). Built with
+/// `RUSTFLAGS="--cfg loom --cfg stealpool_fences"`, they are loom's model-checked types
+/// and `tests/loom_sleep.rs` explores every interleaving of the protocol; otherwise they
+/// are std's atomics and parking_lot's mutex and condvar.
+pub(crate) mod protocol {
+    #[cfg(not(loom))]
+    pub(crate) use parking_lot::{Condvar, Mutex};
+    #[cfg(not(loom))]
+    pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize};
+    #[cfg(not(loom))]
+    pub(crate) use std::thread::yield_now;
+
+    #[cfg(loom)]
+    pub(crate) use self::model::{Condvar, Mutex};
+    #[cfg(loom)]
+    pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize};
+    #[cfg(loom)]
+    pub(crate) use loom::thread::yield_now;
+
+    /// loom's mutex and condvar behind parking_lot's API (guards without poisoning,
+    /// `wait(&mut guard)`), so the protocol's code is the same under both.
+    #[cfg(loom)]
+    mod model {
+        use std::ops::{Deref, DerefMut};
+
+        #[derive(Debug, Default)]
+        pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
+
+        pub(crate) struct MutexGuard<'a, T>(Option<loom::sync::MutexGuard<'a, T>>);
+
+        impl<T> Mutex<T> {
+            pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+                MutexGuard(Some(self.0.lock().expect("poisoned")))
+            }
+        }
+
+        impl<T> Deref for MutexGuard<'_, T> {
+            type Target = T;
+            fn deref(&self) -> &T {
+                self.0.as_ref().expect("guard present")
+            }
+        }
+
+        impl<T> DerefMut for MutexGuard<'_, T> {
+            fn deref_mut(&mut self) -> &mut T {
+                self.0.as_mut().expect("guard present")
+            }
+        }
+
+        #[derive(Debug, Default)]
+        pub(crate) struct Condvar(loom::sync::Condvar);
+
+        impl Condvar {
+            pub(crate) fn wait<T>(&self, guard: &mut MutexGuard<'_, T>) {
+                let inner = guard.0.take().expect("guard present");
+                guard.0 = Some(self.0.wait(inner).expect("poisoned"));
+            }
+            pub(crate) fn notify_one(&self) {
+                self.0.notify_one();
+            }
+        }
+    }
+}
+
 /// The thread-local "which worker am I" slot.
 pub(crate) use std::cell::Cell;
 
@@ -46,15 +111,19 @@ pub(crate) use std::cell::UnsafeCell;
 /// (for measuring what the membarrier buys, and for model checkers that cannot see a
 /// membarrier).
 pub(crate) mod barrier {
-    #[cfg(all(target_os = "linux", not(stealpool_fences)))]
+    #[cfg(all(target_os = "linux", not(stealpool_fences), not(loom)))]
     pub(crate) use self::membarrier::{heavy, init, light};
 
-    #[cfg(not(all(target_os = "linux", not(stealpool_fences))))]
+    #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
     pub(crate) use self::fences::{heavy, init, light};
 
-    #[cfg(not(all(target_os = "linux", not(stealpool_fences))))]
+    #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
     mod fences {
-        use std::sync::atomic::{fence, Ordering};
+        #[cfg(loom)]
+        use loom::sync::atomic::fence;
+        #[cfg(not(loom))]
+        use std::sync::atomic::fence;
+        use std::sync::atomic::Ordering;
 
         /// Nothing to set up.
         pub(crate) fn init() {}
@@ -72,7 +141,7 @@ pub(crate) mod barrier {
         }
     }
 
-    #[cfg(all(target_os = "linux", not(stealpool_fences)))]
+    #[cfg(all(target_os = "linux", not(stealpool_fences), not(loom)))]
     mod membarrier {
         use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
         use std::sync::Once;

@@ -12,7 +12,8 @@
 //! The JEC is even while some thread is *sleepy* and nobody posted work since; odd while
 //! the pool is *active*. The layout follows rayon-core's `sleep/counters.rs`.
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::protocol::AtomicU64;
+use crate::sync::Ordering;
 
 const THREADS_BITS: u32 = 16;
 const SLEEPING_SHIFT: u32 = 0;

@@ -26,16 +26,17 @@ mod counters;
 use self::counters::{AtomicCounters, JobsEventCounter};
 use crate::latch::CoreLatch;
 use crate::metrics::WorkerCounters;
-use crate::sync::{barrier, Condvar, Mutex, Ordering};
+use crate::sync::protocol::{yield_now, Condvar, Mutex};
+use crate::sync::{barrier, Ordering};
 use crossbeam_utils::CachePadded;
-use std::thread;
 use std::time::Instant;
 
 pub(crate) use self::counters::THREADS_MAX;
 
 /// Unsuccessful search rounds (each followed by `thread::yield_now`) before a worker
-/// announces it is sleepy.
-pub(crate) const ROUNDS_UNTIL_SLEEPY: u32 = 32;
+/// announces it is sleepy. (0 under loom: the model explores the protocol's steps, not
+/// the spinning before them.)
+pub(crate) const ROUNDS_UNTIL_SLEEPY: u32 = if cfg!(loom) { 0 } else { 32 };
 
 /// Unsuccessful rounds before a worker actually parks (one more search after announcing).
 pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
@@ -128,15 +129,15 @@ impl Sleep {
         has_pending_jobs: impl FnOnce() -> bool,
     ) {
         if idle_state.rounds < ROUNDS_UNTIL_SLEEPY {
-            thread::yield_now();
+            yield_now();
             idle_state.rounds += 1;
         } else if idle_state.rounds == ROUNDS_UNTIL_SLEEPY {
             idle_state.jobs_counter = self.announce_sleepy();
             idle_state.rounds += 1;
-            thread::yield_now();
+            yield_now();
         } else if idle_state.rounds < ROUNDS_UNTIL_SLEEPING {
             idle_state.rounds += 1;
-            thread::yield_now();
+            yield_now();
         } else {
             debug_assert_eq!(idle_state.rounds, ROUNDS_UNTIL_SLEEPING);
             self.sleep(idle_state, latch, counters, has_pending_jobs);
@@ -282,7 +283,8 @@ impl Sleep {
             return;
         }
         let n = self.worker_sleep_states.len();
-        let start = fastrand::usize(..n);
+        // Under loom the model must be deterministic: always start at 0.
+        let start = if cfg!(loom) { 0 } else { fastrand::usize(..n) };
         for i in (start..n).chain(0..start) {
             if self.wake_specific_thread(i) {
                 num_to_wake -= 1;
