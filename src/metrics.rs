@@ -10,12 +10,13 @@
 //! `worker_steal_count`, `worker_park_count`, ...) where the concepts match, and
 //! crossbeam-deque's vocabulary (injector batch, `Steal::Retry`) where they do not.
 //!
-//! Every executed job is counted once by where it came from, so
-//! `jobs_executed == local_pops + broadcast_jobs + injector_batches + steals`.
+//! Every executed job is counted once, by where it came from (own deque, broadcast
+//! queue, injector batch, victim); `jobs_executed` is their sum, computed when a snapshot
+//! is taken rather than counted a second time on the hot path.
 //!
 //! [`ThreadPool::metrics`]: crate::ThreadPool::metrics
 
-use crate::sync::{AtomicU64, OnceLock, Ordering};
+use crate::sync::{Arc, AtomicU64, OnceLock, Ordering};
 use crossbeam_utils::CachePadded;
 use std::fmt;
 use std::time::Instant;
@@ -30,7 +31,6 @@ pub(crate) fn now_ns() -> u64 {
 /// One worker's live counters. Written only by the owning worker.
 #[derive(Debug, Default)]
 pub(crate) struct WorkerCounters {
-    jobs_executed: AtomicU64,
     local_pops: AtomicU64,
     broadcast_jobs: AtomicU64,
     injector_batches: AtomicU64,
@@ -58,10 +58,6 @@ fn bump(counter: &AtomicU64, n: u64) {
 }
 
 impl WorkerCounters {
-    #[inline]
-    pub(crate) fn job_executed(&self) {
-        bump(&self.jobs_executed, 1);
-    }
     #[inline]
     pub(crate) fn local_pop(&self) {
         bump(&self.local_pops, 1);
@@ -110,14 +106,18 @@ impl WorkerCounters {
             0 => 0,
             s => now_since_epoch_ns.saturating_sub(s - 1),
         };
+        let local_pops = get(&self.local_pops);
+        let broadcast_jobs = get(&self.broadcast_jobs);
+        let injector_batches = get(&self.injector_batches);
+        let steals = get(&self.steals);
         WorkerMetrics {
             index,
-            jobs_executed: get(&self.jobs_executed),
-            local_pops: get(&self.local_pops),
-            broadcast_jobs: get(&self.broadcast_jobs),
-            injector_batches: get(&self.injector_batches),
+            jobs_executed: local_pops + broadcast_jobs + injector_batches + steals,
+            local_pops,
+            broadcast_jobs,
+            injector_batches,
             injector_jobs: get(&self.injector_jobs),
-            steals: get(&self.steals),
+            steals,
             retries_seen: get(&self.retries_seen),
             retry_rounds: get(&self.retry_rounds),
             parks: get(&self.parks),
@@ -130,7 +130,9 @@ impl WorkerCounters {
 /// The registry's counters: one padded block per worker, plus pool-wide totals.
 #[derive(Debug)]
 pub(crate) struct RegistryCounters {
-    workers: Vec<CachePadded<WorkerCounters>>,
+    /// One block per worker; the worker keeps its own `Arc` (no index, no bounds check on
+    /// the hot path).
+    workers: Vec<Arc<CachePadded<WorkerCounters>>>,
     injected_jobs: CachePadded<AtomicU64>,
 }
 
@@ -142,10 +144,10 @@ impl RegistryCounters {
         }
     }
 
-    /// Worker `index`'s block; only that worker may call the recording methods on it.
-    #[inline]
-    pub(crate) fn worker(&self, index: usize) -> &WorkerCounters {
-        &self.workers[index]
+    /// Worker `index`'s block, for that worker to keep: only it may call the recording
+    /// methods on it.
+    pub(crate) fn worker(&self, index: usize) -> Arc<CachePadded<WorkerCounters>> {
+        Arc::clone(&self.workers[index])
     }
 
     /// A job entered through the injector (any thread may call this).
@@ -180,8 +182,8 @@ impl RegistryCounters {
 pub struct WorkerMetrics {
     /// The worker's index, `0..num_threads`.
     pub index: usize,
-    /// Jobs this worker started, from any queue; always equals `local_pops +
-    /// broadcast_jobs + injector_batches + steals`. Counted when the job starts. `join`'s
+    /// Jobs this worker took from any queue to run: the sum `local_pops + broadcast_jobs +
+    /// injector_batches + steals` (each job is counted once, when it is taken). `join`'s
     /// second half run inline after popping it back is part of the `join`, not a separate
     /// job, and is counted nowhere.
     pub jobs_executed: u64,

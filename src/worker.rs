@@ -24,7 +24,7 @@ use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
 use crate::sync::{Arc, Cell};
 use crossbeam_deque::{Steal, Stealer, Worker};
-use crossbeam_utils::Backoff;
+use crossbeam_utils::{Backoff, CachePadded};
 use std::ptr;
 
 thread_local! {
@@ -40,6 +40,8 @@ pub(crate) struct WorkerThread {
     fifo: JobFifo,
     /// This worker's broadcast queue (the registry holds the pushing end).
     broadcasts: Stealer<JobRef>,
+    /// This worker's metrics block (shared with the registry, written only here).
+    counters: Arc<CachePadded<WorkerCounters>>,
     index: usize,
     registry: Arc<Registry>,
 }
@@ -65,6 +67,7 @@ impl WorkerThread {
             worker,
             fifo: JobFifo::new(),
             broadcasts,
+            counters: registry.counters().worker(index),
             index,
             registry,
         }
@@ -127,7 +130,7 @@ impl WorkerThread {
     /// This worker's counters (metrics).
     #[inline]
     pub(crate) fn counters(&self) -> &WorkerCounters {
-        self.registry.counters().worker(self.index)
+        &self.counters
     }
 
     /// Pops the most recently pushed job of the own deque, to execute it (counted as a
@@ -153,27 +156,43 @@ impl WorkerThread {
         !self.worker.is_empty()
     }
 
-    /// Takes the oldest job of the own broadcast queue. Sets `retry` on `Steal::Retry`.
+    /// One `steal()` from `stealer`, the way every search round steals: a queue that looks
+    /// empty is `Empty` without calling `steal` (which pins a crossbeam-epoch guard even
+    /// for an empty queue, and most queues a round looks at are empty); `Retry` is counted
+    /// and sets `retry`, so the round is repeated.
+    ///
+    /// Skipping on `is_empty` is the same observation `steal` would make (it reads the
+    /// same two indices and answers `Empty` from them), and the sleeper's last look uses
+    /// `is_empty` too (docs/sleep.md, step 4).
     #[inline]
-    fn take_broadcast_job(&self, retry: &mut bool) -> Option<JobRef> {
-        match self.broadcasts.steal() {
-            Steal::Success(job) => {
-                self.counters().broadcast_job();
-                Some(job)
-            }
+    fn steal_from(&self, stealer: &Stealer<JobRef>, retry: &mut bool) -> Option<JobRef> {
+        if stealer.is_empty() {
+            return None;
+        }
+        match stealer.steal() {
+            Steal::Success(job) => Some(job),
             Steal::Empty => None,
             Steal::Retry => {
-                self.counters().retry_seen();
+                self.counters.retry_seen();
                 *retry = true;
                 None
             }
         }
     }
 
-    /// Executes a job taken from any queue.
+    /// Takes the oldest job of the own broadcast queue. Sets `retry` on `Steal::Retry`.
+    #[inline]
+    fn take_broadcast_job(&self, retry: &mut bool) -> Option<JobRef> {
+        let job = self.steal_from(&self.broadcasts, retry);
+        if job.is_some() {
+            self.counters.broadcast_job();
+        }
+        job
+    }
+
+    /// Executes a job taken from any queue (the caller counted where it came from).
     #[inline]
     pub(crate) fn execute(&self, job: JobRef) {
-        self.counters().job_executed();
         // SAFETY: every JobRef in the deques and the injector was created by a job type
         // whose creator keeps it alive until it runs, and each is taken out of a queue
         // exactly once, so it is executed exactly once.
@@ -277,15 +296,7 @@ impl WorkerThread {
         (start..num_threads)
             .chain(0..start)
             .filter(|&victim| victim != self.index)
-            .find_map(|victim| match self.registry.stealer(victim).steal() {
-                Steal::Success(job) => Some(job),
-                Steal::Empty => None,
-                Steal::Retry => {
-                    self.counters().retry_seen();
-                    *retry = true;
-                    None
-                }
-            })
+            .find_map(|victim| self.steal_from(self.registry.stealer(victim), retry))
     }
 
     /// Runs jobs until `latch` is set; parks when there is nothing to do.

@@ -377,23 +377,11 @@ fn metrics_count_fifo_and_broadcast_jobs_once() {
         // 1 spawn + 10 spawn_fifo (each through one stub) + 2 broadcast runs.
         assert_eq!(t.jobs_executed, 1 + 10 + 2, "{}", pool.metrics());
         assert_eq!(t.broadcast_jobs, 2);
-        assert_sources_add_up(&pool.metrics());
     });
 }
 
-/// Every executed job is counted once by its source.
-fn assert_sources_add_up(m: &stealpool::PoolMetrics) {
-    for w in m.workers.iter().chain(std::iter::once(&m.total())) {
-        assert_eq!(
-            w.jobs_executed,
-            w.local_pops + w.broadcast_jobs + w.injector_batches + w.steals,
-            "{m}"
-        );
-    }
-}
-
 #[test]
-fn metrics_sources_add_up_under_joins_scopes_and_handles() {
+fn metrics_count_every_job_once_under_joins_scopes_and_handles() {
     fn fib(n: u64) -> u64 {
         if n < 2 {
             return n;
@@ -417,8 +405,19 @@ fn metrics_sources_add_up_under_joins_scopes_and_handles() {
             pool.broadcast(|_| ());
             pool.wait_idle().unwrap();
             let m = pool.metrics();
-            assert_sources_add_up(&m);
-            assert_eq!(m.total().broadcast_jobs, n as u64);
+            let t = m.total();
+            assert_eq!(t.broadcast_jobs, n as u64);
+            // Jobs known to run: the fib install and the scope's install (injected), the
+            // 100 scope jobs, the handle's job, one broadcast copy per worker. Join halves
+            // popped back are not jobs; stolen ones are, so only a 1-thread pool (where
+            // nothing is stolen) has an exact count.
+            let known = 1 + 1 + 100 + 1 + n as u64;
+            if n == 1 {
+                assert_eq!(t.jobs_executed, known, "{m}");
+                assert_eq!(t.steals, 0, "{m}");
+            } else {
+                assert!(t.jobs_executed >= known, "{m}");
+            }
         }
     });
 }
