@@ -115,14 +115,9 @@ impl ThreadPoolBuilder {
             let wrapper = &wrapper;
             let pool = self
                 .spawn_handler(|thread| {
-                    let mut b = thread::Builder::new();
-                    if let Some(name) = thread.name() {
-                        b = b.name(name.to_owned());
-                    }
-                    if let Some(stack_size) = thread.stack_size() {
-                        b = b.stack_size(stack_size);
-                    }
-                    b.spawn_scoped(scope, move || wrapper(thread))?;
+                    thread
+                        .std_builder()
+                        .spawn_scoped(scope, move || wrapper(thread))?;
                     Ok(())
                 })
                 .build()?;
@@ -382,7 +377,8 @@ fn default_num_threads() -> usize {
 }
 
 /// How a builder starts worker threads. Sealed: only [`DefaultSpawn`] and
-/// [`CustomSpawn`] implement it.
+/// [`CustomSpawn`] implement it, and neither can be named outside this crate; they appear
+/// only as `ThreadPoolBuilder`'s type parameter (rayon-core's `ThreadSpawn`).
 #[allow(unreachable_pub)]
 pub trait ThreadSpawn: private::Sealed {
     /// Starts a thread that calls `thread.run()`; returns its handle if it has one.
@@ -395,7 +391,9 @@ mod private {
     pub trait Sealed {}
 }
 
-/// Starts workers with `std::thread::Builder` (name and stack size from the builder).
+/// Starts workers with `std::thread::Builder` (name and stack size, in bytes, from the
+/// builder), keeping their join handles for `ThreadPool::shutdown` (rayon-core's
+/// `DefaultSpawn`).
 #[derive(Debug, Default)]
 #[allow(unreachable_pub)]
 pub struct DefaultSpawn;
@@ -404,19 +402,13 @@ impl private::Sealed for DefaultSpawn {}
 
 impl ThreadSpawn for DefaultSpawn {
     fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>> {
-        let mut b = thread::Builder::new();
-        if let Some(name) = thread.name() {
-            b = b.name(name.to_owned());
-        }
-        if let Some(stack_size) = thread.stack_size() {
-            b = b.stack_size(stack_size);
-        }
-        b.spawn(move || thread.run()).map(Some)
+        thread.std_builder().spawn(move || thread.run()).map(Some)
     }
 }
 
 /// Starts workers with the application's closure (see
-/// [`ThreadPoolBuilder::spawn_handler`]).
+/// [`ThreadPoolBuilder::spawn_handler`]; rayon-core's `CustomSpawn`). A closure's `Err`
+/// becomes the build error.
 #[allow(unreachable_pub)]
 pub struct CustomSpawn<F>(F);
 

@@ -167,6 +167,18 @@ impl ThreadBuilder {
         self.stack_size
     }
 
+    /// A `std::thread::Builder` with this worker's name and stack size.
+    pub(crate) fn std_builder(&self) -> thread::Builder {
+        let mut b = thread::Builder::new();
+        if let Some(name) = &self.name {
+            b = b.name(name.clone());
+        }
+        if let Some(stack_size) = self.stack_size {
+            b = b.stack_size(stack_size);
+        }
+        b
+    }
+
     /// Runs the worker on the current thread: the start handler, the scheduling loop until
     /// the pool terminates, then the exit handler. Blocks until then.
     ///
@@ -373,11 +385,17 @@ impl Registry {
         }
     }
 
+    /// The current thread's worker, if it is a worker of this registry.
+    #[inline]
+    pub(crate) fn current_worker(&self) -> Option<&'static WorkerThread> {
+        WorkerThread::current().filter(|worker| Registry::same(worker.registry(), self))
+    }
+
     /// Pushes on the current worker's deque if it belongs to this registry, else injects.
     pub(crate) fn inject_or_push(&self, job_ref: JobRef) {
-        match WorkerThread::current() {
-            Some(worker) if Registry::same(worker.registry(), self) => worker.push(job_ref),
-            _ => self.inject(job_ref),
+        match self.current_worker() {
+            Some(worker) => worker.push(job_ref),
+            None => self.inject(job_ref),
         }
     }
 
@@ -477,12 +495,14 @@ impl Registry {
         job.into_result()
     }
 
-    /// One more outstanding `spawn` job keeps the workers alive. Returns `false`, and
-    /// changes nothing, if the pool has already terminated: only code running after
-    /// termination (an exit handler) can see that, and there is no worker left to run a
-    /// new job.
+    /// `n` more outstanding jobs (a `spawn`, the copies of a broadcast) keep the workers
+    /// alive; each later releases its reference with [`terminate`](Self::terminate).
+    /// Returns `false`, and changes nothing, if the pool has already terminated: only code
+    /// running after termination (an exit handler, the building thread of a dropped
+    /// `use_current_thread` pool) can see that, and there is no worker left to run a new
+    /// job.
     #[inline]
-    pub(crate) fn increment_terminate_count(&self) -> bool {
+    pub(crate) fn increment_terminate_count(&self, n: usize) -> bool {
         let mut count = self.terminate_count.load(Ordering::Relaxed);
         loop {
             if count == 0 {
@@ -493,7 +513,7 @@ impl Registry {
             // `Arc::clone`; the job itself is published by the deque push that follows.
             match self.terminate_count.compare_exchange_weak(
                 count,
-                count + 1,
+                count + n,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {

@@ -19,7 +19,8 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem;
 
-/// Where a broadcast closure runs: which worker, of how many.
+/// Where a broadcast closure runs: which worker (an index, `0..num_threads`), of how many
+/// (a count). rayon-core's `BroadcastContext`.
 ///
 /// Not `Send`/`Sync`: it describes the current call on the current thread.
 pub struct BroadcastContext<'a> {
@@ -88,8 +89,7 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
-    // SAFETY: `broadcast_in` waits for every job before returning.
-    unsafe { broadcast_in(op, &Registry::current()) }
+    broadcast_in(op, &Registry::current())
 }
 
 /// Runs `op` once on every worker of the current pool without waiting (the global pool
@@ -119,12 +119,7 @@ where
 }
 
 /// Broadcasts `op` into `registry` and waits for every run.
-///
-/// # Safety
-/// None beyond Rust's: `op` and the results live on this frame, and this function does
-/// not return before every job has set the latch. (`unsafe` only marks that the jobs are
-/// handed out by raw reference.)
-pub(crate) unsafe fn broadcast_in<OP, R>(op: OP, registry: &Arc<Registry>) -> Vec<R>
+pub(crate) fn broadcast_in<OP, R>(op: OP, registry: &Arc<Registry>) -> Vec<R>
 where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
@@ -132,7 +127,7 @@ where
     // Hold the pool alive until every copy ran: without this, a pool whose handle is
     // gone (a `use_current_thread` building thread broadcasting) could terminate with
     // copies still queued for workers that then exit.
-    assert!(registry.increment_terminate_count(), "{TERMINATED}");
+    take_terminate_references(registry, 1);
     let n_threads = registry.num_threads();
     // The waiter: a worker (of this pool or another) keeps running its own pool's jobs
     // while it waits, including its own copy if this is its pool; others block.
@@ -179,14 +174,7 @@ const TERMINATED: &str =
 /// building thread of a dropped `use_current_thread` pool; no worker is left to run the
 /// copies, and failing loudly beats hanging or silently dropping them.
 pub(crate) fn take_terminate_references(registry: &Registry, n: usize) {
-    for taken in 0..n {
-        if !registry.increment_terminate_count() {
-            for _ in 0..taken {
-                registry.terminate();
-            }
-            panic!("{TERMINATED}");
-        }
-    }
+    assert!(registry.increment_terminate_count(n), "{TERMINATED}");
 }
 
 /// Spawns `op` on every worker of `registry` without waiting.

@@ -194,17 +194,7 @@ impl<'scope> Scope<'scope> {
     where
         BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        let scope_ptr = ScopePtr(self);
-        let job = HeapJob::new(move || {
-            let scope = scope_ptr.as_ptr();
-            // SAFETY: the scope does not end (and so stays alive) until this job has
-            // decremented its latch at the very end of `execute_job`; `body` runs before.
-            unsafe { ScopeBase::execute_job(ptr::addr_of!((*scope).base), move || body(&*scope)) };
-        });
-        self.base.job_completed_latch.increment();
-        // SAFETY: the job borrows only data outliving `'scope`, and the scope waits for
-        // the job to finish before `'scope` ends.
-        let job_ref = unsafe { job.into_job_ref() };
+        let job_ref = self.base.heap_job_ref(self, body);
         self.base.registry.inject_or_push(job_ref);
     }
 
@@ -245,23 +235,15 @@ impl<'scope> ScopeFifo<'scope> {
     where
         BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
     {
-        let scope_ptr = ScopePtr(self);
-        let job = HeapJob::new(move || {
-            let scope = scope_ptr.as_ptr();
-            // SAFETY: as in `Scope::spawn`.
-            unsafe { ScopeBase::execute_job(ptr::addr_of!((*scope).base), move || body(&*scope)) };
-        });
-        self.base.job_completed_latch.increment();
-        // SAFETY: as in `Scope::spawn`.
-        let job_ref: JobRef = unsafe { job.into_job_ref() };
-        match WorkerThread::current() {
-            Some(worker) if Registry::same(worker.registry(), &self.base.registry) => {
+        let job_ref = self.base.heap_job_ref(self, body);
+        match self.base.registry.current_worker() {
+            Some(worker) => {
                 // SAFETY: the FIFO lives in the scope, which outlives all its jobs and so
                 // every stub (one per job).
                 let stub = unsafe { self.fifos[worker.index()].push(job_ref) };
                 worker.push(stub);
             }
-            _ => self.base.registry.inject(job_ref),
+            None => self.base.registry.inject(job_ref),
         }
     }
 
@@ -311,6 +293,28 @@ impl<'scope> ScopeBase<'scope> {
             job_completed_latch: CountLatch::new(owner),
             marker: PhantomData,
         }
+    }
+
+    /// A heap job of this scope that runs `body(scope)` (`Scope::spawn`,
+    /// `ScopeFifo::spawn_fifo`), counted in the scope's latch. Each job is one allocation.
+    fn heap_job_ref<S, BODY>(&self, scope: &S, body: BODY) -> JobRef
+    where
+        S: Sync,
+        BODY: FnOnce(&S) + Send + 'scope,
+    {
+        let scope_ptr = ScopePtr(scope);
+        let base_ptr = ScopePtr(self);
+        let job = HeapJob::new(move || {
+            // SAFETY: the scope does not end (and so stays alive) until this job has
+            // decremented its latch at the very end of `execute_job`; `body` runs before.
+            unsafe {
+                ScopeBase::execute_job(base_ptr.as_ptr(), move || body(&*scope_ptr.as_ptr()))
+            };
+        });
+        self.job_completed_latch.increment();
+        // SAFETY: the job borrows only data outliving `'scope`, and the scope waits for
+        // the job to finish before `'scope` ends.
+        unsafe { job.into_job_ref() }
     }
 
     /// One job of this scope per worker of its pool, each running `body` with its

@@ -11,7 +11,6 @@ use crate::job::HeapJob;
 use crate::registry::Registry;
 use crate::sync::Arc;
 use crate::unwind;
-use crate::worker::WorkerThread;
 use std::mem;
 
 #[cfg(test)]
@@ -108,7 +107,7 @@ pub(crate) fn spawn_job_in<F>(func: F, registry: &Arc<Registry>, order: Order)
 where
     F: FnOnce() + Send + 'static,
 {
-    if !registry.increment_terminate_count() {
+    if !registry.increment_terminate_count(1) {
         // The pool has terminated (we are in an exit handler): no worker is left to run
         // the job, so run it here rather than lose it.
         registry.catch_unwind(func);
@@ -124,11 +123,11 @@ where
     });
     // SAFETY: the closure is `'static`, so it borrows nothing that could expire.
     let job_ref = unsafe { job.into_job_ref() };
-    match (order, WorkerThread::current()) {
-        (Order::Fifo, Some(worker)) if Registry::same(worker.registry(), registry) => {
-            worker.push_fifo(job_ref)
-        }
-        _ => registry.inject_or_push(job_ref),
+    match (order, registry.current_worker()) {
+        (Order::Fifo, Some(worker)) => worker.push_fifo(job_ref),
+        (Order::Lifo, Some(worker)) => worker.push(job_ref),
+        // From outside the pool both orders go through the (FIFO) injector.
+        (_, None) => registry.inject(job_ref),
     }
     mem::forget(abort_guard);
 }

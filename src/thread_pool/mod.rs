@@ -168,8 +168,7 @@ impl ThreadPool {
         OP: Fn(BroadcastContext<'_>) -> R + Sync,
         R: Send,
     {
-        // SAFETY: `broadcast_in` waits for every job before returning.
-        unsafe { broadcast_in(op, &self.registry) }
+        broadcast_in(op, &self.registry)
     }
 
     /// Runs `op` once on every worker of this pool without waiting (see
@@ -257,8 +256,7 @@ impl ThreadPool {
     /// ```
     pub fn shutdown(self) -> Result<(), WaitError> {
         let registry = Arc::clone(&self.registry);
-        let own_worker =
-            WorkerThread::current().filter(|w| Registry::same(w.registry(), &registry));
+        let own_worker = registry.current_worker();
         drop(self);
         if let Some(worker) = own_worker {
             if !(registry.has_current_thread_worker() && worker.index() == 0) {
@@ -281,7 +279,7 @@ impl ThreadPool {
     }
 
     fn check_not_own_worker(&self) -> Result<(), WaitError> {
-        match self.current_thread_index() {
+        match self.registry.current_worker() {
             Some(_) => Err(WaitError { _private: () }),
             None => Ok(()),
         }
@@ -297,30 +295,32 @@ impl ThreadPool {
     /// *this* pool, else `None`.
     #[inline]
     pub fn current_thread_index(&self) -> Option<usize> {
-        let worker = WorkerThread::current()?;
-        Registry::same(worker.registry(), &self.registry).then(|| worker.index())
+        self.registry.current_worker().map(|worker| worker.index())
     }
 
     /// Whether the calling worker's own deque holds jobs, if the caller is a worker of this
     /// pool (else `None`). A racy snapshot, as in rayon-core.
     #[inline]
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
-        let worker = WorkerThread::current()?;
-        Registry::same(worker.registry(), &self.registry).then(|| worker.has_local_jobs())
+        self.registry
+            .current_worker()
+            .map(|worker| worker.has_local_jobs())
     }
 
     /// [`yield_now`](crate::yield_now), if the caller is a worker of this pool (else
     /// `None`).
     pub fn yield_now(&self) -> Option<Yield> {
-        let worker = WorkerThread::current()?;
-        Registry::same(worker.registry(), &self.registry).then(|| worker.yield_now())
+        self.registry
+            .current_worker()
+            .map(|worker| worker.yield_now())
     }
 
     /// [`yield_local`](crate::yield_local), if the caller is a worker of this pool (else
     /// `None`).
     pub fn yield_local(&self) -> Option<Yield> {
-        let worker = WorkerThread::current()?;
-        Registry::same(worker.registry(), &self.registry).then(|| worker.yield_local())
+        self.registry
+            .current_worker()
+            .map(|worker| worker.yield_local())
     }
 
     /// How many workers are parked on their condvar right now: a racy snapshot, for
@@ -402,7 +402,7 @@ pub fn yield_local() -> Option<Yield> {
     WorkerThread::current().map(WorkerThread::yield_local)
 }
 
-/// The result of [`yield_now`] and [`yield_local`].
+/// The result of [`yield_now`] and [`yield_local`] (rayon-core's `Yield`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Yield {
     /// A job was found and executed.
@@ -412,7 +412,9 @@ pub enum Yield {
 }
 
 /// [`ThreadPool::wait_idle`] or [`ThreadPool::shutdown`] was called from a worker of the
-/// same pool, which would wait for itself.
+/// same pool, which would wait for itself. Returned instead of the deadlock rayon-core's
+/// equivalents (a `WaitGroup` or `build_scoped` waited on from inside) would hit; the
+/// error carries no data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitError {
     _private: (),
