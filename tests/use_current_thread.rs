@@ -10,10 +10,31 @@ mod common;
 
 use common::watchdog;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::channel;
+use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use std::thread;
 use stealpool::ThreadPoolBuilder;
+
+/// Makes the calling thread worker 0 of a new `use_current_thread` pool of `n` workers,
+/// spawns one job that blocks (on another worker) until the returned sender sends, and
+/// drops the pool handle: that job then holds the pool's last terminate reference, so the
+/// pool terminates the moment it is released.
+fn handleless_pool_with_running_spawn(n: usize) -> Sender<()> {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(n)
+        .use_current_thread()
+        .build()
+        .unwrap();
+    let (started_tx, started_rx) = channel();
+    let (release_tx, release_rx) = channel::<()>();
+    pool.spawn(move || {
+        started_tx.send(()).unwrap();
+        release_rx.recv().unwrap();
+    });
+    started_rx.recv().unwrap();
+    drop(pool);
+    release_tx
+}
 
 #[test]
 fn build_global_race_does_not_adopt_the_loser() {
@@ -59,21 +80,9 @@ fn build_global_race_does_not_adopt_the_loser() {
 fn broadcast_keeps_a_handleless_pool_alive_until_every_copy_ran() {
     watchdog(60, || {
         thread::spawn(|| {
-            let pool = ThreadPoolBuilder::new()
-                .num_threads(3)
-                .use_current_thread()
-                .build()
-                .unwrap();
-            // A spawned job holds the pool's last terminate reference once the handle is
-            // dropped; it is released from worker 0's broadcast copy, mid-broadcast.
-            let (started_tx, started_rx) = channel();
-            let (release_tx, release_rx) = channel::<()>();
-            pool.spawn(move || {
-                started_tx.send(()).unwrap();
-                release_rx.recv().unwrap();
-            });
-            started_rx.recv().unwrap();
-            drop(pool);
+            // The spawned job's reference is released from worker 0's broadcast copy,
+            // mid-broadcast.
+            let release_tx = handleless_pool_with_running_spawn(3);
             let release_tx = std::sync::Mutex::new(Some(release_tx));
             let got = stealpool::broadcast(|ctx| {
                 if ctx.index() == 0 {
@@ -129,19 +138,7 @@ fn workers_that_terminate_under_a_running_scope_leave_no_job_behind() {
     // must not exit (or, in debug builds, abort) with them queued: every child runs.
     watchdog(60, || {
         thread::spawn(|| {
-            let pool = ThreadPoolBuilder::new()
-                .num_threads(3)
-                .use_current_thread()
-                .build()
-                .unwrap();
-            let (started_tx, started_rx) = channel();
-            let (release_tx, release_rx) = channel::<()>();
-            pool.spawn(move || {
-                started_tx.send(()).unwrap();
-                release_rx.recv().unwrap();
-            });
-            started_rx.recv().unwrap();
-            drop(pool);
+            let release_tx = handleless_pool_with_running_spawn(3);
             let ran = Arc::new(AtomicUsize::new(0));
             let (pushed_tx, pushed_rx) = channel();
             let (finish_tx, finish_rx) = channel::<()>();
