@@ -160,7 +160,7 @@ impl<T> JoinHandle<T> {
             }
             None => {
                 while slot.result.is_none() {
-                    self.state.condvar.wait(&mut slot);
+                    slot = self.state.condvar.wait(slot);
                 }
             }
         }

@@ -213,7 +213,7 @@ impl LockLatch {
     pub(crate) fn wait_and_reset(&self) {
         let mut guard = self.m.lock();
         while !*guard {
-            self.v.wait(&mut guard);
+            guard = self.v.wait(guard);
         }
         *guard = false;
     }
@@ -222,7 +222,7 @@ impl LockLatch {
     pub(crate) fn wait(&self) {
         let mut guard = self.m.lock();
         while !*guard {
-            self.v.wait(&mut guard);
+            guard = self.v.wait(guard);
         }
     }
 }

@@ -182,7 +182,7 @@ pub mod __loom {
             worker: usize,
             idle: &mut ModelIdle,
             latch: &ModelLatch,
-            pending: impl FnOnce() -> bool,
+            pending: impl Fn() -> bool,
         ) {
             self.sleep
                 .no_work_found(&mut idle.0, &latch.0, &self.counters[worker], pending)

@@ -553,7 +553,7 @@ impl Registry {
         self.idle.waiters.fetch_add(1, Ordering::SeqCst);
         let mut guard = self.idle.lock.lock();
         while self.terminate_count.load(Ordering::SeqCst) > 1 {
-            self.idle.condvar.wait(&mut guard);
+            guard = self.idle.condvar.wait(guard);
         }
         drop(guard);
         self.idle.waiters.fetch_sub(1, Ordering::SeqCst);

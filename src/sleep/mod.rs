@@ -26,8 +26,9 @@ mod counters;
 use self::counters::{AtomicCounters, JobsEventCounter};
 use crate::latch::CoreLatch;
 use crate::metrics::WorkerCounters;
+use crate::sync::barrier::{self, Park};
 use crate::sync::protocol::{yield_now, Condvar, Mutex};
-use crate::sync::{barrier, Ordering};
+use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
 
@@ -83,7 +84,6 @@ impl IdleState {
 impl Sleep {
     pub(crate) fn new(n_threads: usize) -> Sleep {
         assert!(n_threads <= THREADS_MAX);
-        barrier::init();
         Sleep {
             worker_sleep_states: (0..n_threads).map(|_| Default::default()).collect(),
             counters: AtomicCounters::new(),
@@ -126,7 +126,7 @@ impl Sleep {
         idle_state: &mut IdleState,
         latch: &CoreLatch,
         counters: &WorkerCounters,
-        has_pending_jobs: impl FnOnce() -> bool,
+        has_pending_jobs: impl Fn() -> bool,
     ) {
         if idle_state.rounds < ROUNDS_UNTIL_SLEEPY {
             yield_now();
@@ -158,8 +158,11 @@ impl Sleep {
         idle_state: &mut IdleState,
         latch: &CoreLatch,
         counters: &WorkerCounters,
-        has_pending_jobs: impl FnOnce() -> bool,
+        has_pending_jobs: impl Fn() -> bool,
     ) {
+        // Off the build path: the first worker to get here starts the membarrier
+        // registration (sync::barrier); later calls are one load.
+        barrier::prepare();
         let worker_index = idle_state.worker_index;
 
         // Step 1: UNSET -> SLEEPY. Fails if the latch we wait for was set meanwhile.
@@ -196,19 +199,30 @@ impl Sleep {
         // the pusher sees our `sleeping` increment (and wakes us), or we see its job here.
         // Never skip the last look because the JEC was unchanged: for pushes to a
         // worker's own deque in membarrier mode it is the only thing that sees the job.
-        // If the heavy barrier failed (membarrier refused, e.g. by a seccomp filter
-        // installed later), parking would be unsafe: back out and keep searching.
-        if !barrier::heavy() || has_pending_jobs() {
+        let park = barrier::heavy();
+        if has_pending_jobs() {
             // Back out: nobody will wake us, so undo the registration ourselves.
             self.counters.sub_sleeping_thread();
         } else {
             *is_blocked = true;
             let parked_at = Instant::now();
             counters.park(crate::metrics::now_ns());
-            while *is_blocked {
-                sleep_state.condvar.wait(&mut is_blocked);
+            if park == Park::Recheck {
+                // The barrier pair may have been inexact for a pusher that read the old
+                // mode (sync::barrier): wait out its store buffer, then look again.
+                let timed_out;
+                (is_blocked, timed_out) = sleep_state
+                    .condvar
+                    .wait_timeout(is_blocked, barrier::RECHECK_AFTER);
+                if timed_out && *is_blocked && has_pending_jobs() {
+                    *is_blocked = false;
+                    self.counters.sub_sleeping_thread();
+                }
             }
-            // The waker already decremented `sleeping` for us.
+            while *is_blocked {
+                is_blocked = sleep_state.condvar.wait(is_blocked);
+            }
+            // The waker (or the recheck) already decremented `sleeping` for us.
             counters.unparked(parked_at.elapsed().as_nanos() as u64);
         }
 

@@ -1,0 +1,96 @@
+//! `Mutex` and `Condvar` without poisoning, over std's types (and, for the sleep protocol
+//! under `--cfg loom`, over loom's).
+//!
+//! std's `Mutex` and `Condvar` are futex words owned by each object (Linux, and the
+//! equivalent on the other systems std supports): no process-wide state, so they are
+//! safe to create and use in a forked child whatever the parent's threads were doing
+//! (`super` explains why parking_lot is not). rayon-core uses the same types.
+//!
+//! Poisoning is dropped: the scheduler never runs user code while holding one of these
+//! locks, and a panic inside the scheduler itself is a bug that aborts or propagates
+//! anyway, so a poisoned lock carries no information worth an `unwrap` at every call.
+//! The API is std's otherwise: `Condvar::wait` takes the guard by value and returns it.
+
+/// Defines `Mutex<T>` and `Condvar` over the backend module `$backend` (a path with
+/// std's `Mutex`, `MutexGuard` and `Condvar` API). `$($konst)?` is `const` where the
+/// backend's constructors are (std's; `LockLatch` lives in a thread-local and needs it).
+macro_rules! unpoisoned_locks {
+    ($($backend:ident)::+, $($konst:tt)?) => {
+        use std::time::Duration;
+
+        /// The guard of [`Mutex`]: the backend's own.
+        pub(crate) type MutexGuard<'a, T> = $($backend)::+::MutexGuard<'a, T>;
+
+        /// A mutex whose `lock` cannot fail.
+        #[derive(Debug, Default)]
+        pub(crate) struct Mutex<T>($($backend)::+::Mutex<T>);
+
+        impl<T> Mutex<T> {
+            /// An unlocked mutex holding `value`.
+            pub(crate) $($konst)? fn new(value: T) -> Self {
+                Mutex($($backend)::+::Mutex::new(value))
+            }
+
+            /// Blocks until the lock is held; a poisoned lock is taken over as it is.
+            #[inline]
+            pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+                self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+            }
+        }
+
+        /// A condition variable for [`Mutex`].
+        #[derive(Debug, Default)]
+        pub(crate) struct Condvar($($backend)::+::Condvar);
+
+        impl Condvar {
+            /// A condvar nobody waits on.
+            pub(crate) $($konst)? fn new() -> Self {
+                Condvar($($backend)::+::Condvar::new())
+            }
+
+            /// Releases `guard`, blocks until notified (or spuriously woken), and
+            /// returns the guard re-acquired. Callers loop on their condition.
+            pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+                self.0.wait(guard).unwrap_or_else(|poisoned| poisoned.into_inner())
+            }
+
+            /// As [`wait`](Self::wait), but gives up after `timeout`. The flag is
+            /// whether the wait timed out (`false` for a notification or a spurious
+            /// wake-up; loom never times out).
+            pub(crate) fn wait_timeout<'a, T>(
+                &self,
+                guard: MutexGuard<'a, T>,
+                timeout: Duration,
+            ) -> (MutexGuard<'a, T>, bool) {
+                let (guard, result) = self
+                    .0
+                    .wait_timeout(guard, timeout)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                (guard, result.timed_out())
+            }
+
+            /// Wakes one waiter.
+            #[inline]
+            pub(crate) fn notify_one(&self) {
+                self.0.notify_one();
+            }
+
+            /// Wakes every waiter.
+            #[inline]
+            pub(crate) fn notify_all(&self) {
+                self.0.notify_all();
+            }
+        }
+    };
+}
+
+/// std's futex-based locks: every lock of the scheduler outside loom models.
+pub(crate) mod std_locks {
+    unpoisoned_locks!(std::sync, const);
+}
+
+/// loom's model-checked locks, for the sleep protocol under `--cfg loom`.
+#[cfg(loom)]
+pub(crate) mod loom_locks {
+    unpoisoned_locks!(loom::sync,);
+}
