@@ -5,6 +5,10 @@
 //! * `spawn_wait/N`: N `spawn`s from outside the pool and a latch counted down by each
 //!   (the injector path and wake-ups of parked workers).
 //! * `broadcast`: one blocking `broadcast` of a trivial closure (wake every worker).
+//! * `park_round_trip`: a 1-worker pool, parked; one outside `spawn` of an empty job, then
+//!   wait until the worker has parked again (its metrics count the park): a wake-up, the
+//!   job, the idle rounds and one park (the heavy barrier). stealpool only: rayon-core
+//!   has no way to see that a worker parked.
 //!
 //! Each pool is built once with its default size (one worker per logical CPU).
 //!
@@ -130,5 +134,38 @@ fn spawn_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, spawn_benches);
+fn park_round_trip(c: &mut Criterion) {
+    let pool = stealpool::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    // Parked = the worker counted a park (it did so just before its condvar wait), not
+    // merely registered as a sleeper: a wake-up that lands between the two finds a worker
+    // that never blocked, which is a different (cheaper) path.
+    let parks = |pool: &stealpool::ThreadPool| pool.metrics().workers[0].parks;
+    let wait_parked = |pool: &stealpool::ThreadPool, before: u64| {
+        while parks(pool) == before || pool.sleeping_threads() != 1 {
+            std::hint::spin_loop();
+        }
+    };
+    wait_parked(&pool, 0);
+    let mut group = c.benchmark_group("park_round_trip");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1));
+    group.bench_function("stealpool", |b| {
+        b.iter(|| {
+            let before = parks(&pool);
+            let done = Done::new(1);
+            let job_done = Arc::clone(&done);
+            pool.spawn(move || job_done.count_down());
+            done.wait();
+            wait_parked(&pool, before);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, spawn_benches, park_round_trip);
 criterion_main!(benches);

@@ -115,8 +115,10 @@ impl<T> HandleState<T> {
         // Release: `is_finished() == true` implies `join` will not block.
         self.finished.store(true, Ordering::Release);
         let waiter = slot.waiter.take();
-        self.condvar.notify_all();
         drop(slot);
+        // After unlocking, so the woken joiner does not block again on our mutex (std's
+        // condvar does not requeue); `self` is kept alive by the job's `Arc`.
+        self.condvar.notify_all();
         if let Some(waiter) = waiter {
             // SAFETY: the waiting worker stays in `join` (so its latch stays alive) until
             // this set is observed; we read nothing from the latch afterwards and use our

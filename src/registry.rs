@@ -14,7 +14,7 @@
 
 use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::{JobRef, StackJob};
-use crate::latch::{CoreLatch, Latch, LatchRef, LockLatch, SpinLatch};
+use crate::latch::{CoreLatch, Latch, LatchRef, LockLatch, ParkLatch, SpinLatch};
 use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
 use crate::sync::{Arc, AtomicUsize, Condvar, Mutex, OnceLock, Ordering};
@@ -454,7 +454,7 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
-        thread_local!(static LOCK_LATCH: LockLatch = const { LockLatch::new() });
+        thread_local!(static LOCK_LATCH: ParkLatch = ParkLatch::new());
 
         LOCK_LATCH.with(|latch| {
             let job = StackJob::new(

@@ -9,10 +9,11 @@
 //!    [`ROUNDS_UNTIL_SLEEPY`] rounds.
 //! 2. It then *announces* it is sleepy by making the jobs event counter (JEC) even, and
 //!    searches once more.
-//! 3. To sleep it takes its own mutex, moves its latch to `SLEEPING`, and registers as a
-//!    sleeper with a CAS that succeeds only if the JEC is unchanged. A heavy barrier
-//!    (`membarrier(2)` on Linux) and a last look at every queue follow; then it waits on
-//!    its condvar.
+//! 3. To sleep it takes its own mutex, moves its latch to `SLEEPING`, registers as a
+//!    sleeper with a CAS that succeeds only if the JEC is unchanged, and marks itself
+//!    blocked. A heavy barrier (`membarrier(2)` on Linux) and a last look at every queue
+//!    follow, outside the mutex; then, unless a waker already cleared the mark or the
+//!    look found work, it waits on its condvar.
 //! 4. Whoever posts work issues a light barrier after the push (a compiler fence where
 //!    the heavy one is a membarrier), bumps the JEC if it is even, then wakes sleepers if
 //!    needed. The two barriers pair up so that no job is left unseen while every worker
@@ -171,8 +172,8 @@ impl Sleep {
         }
 
         // Step 2: with our own mutex held, SLEEPY -> SLEEPING. A latch setter that sees
-        // SLEEPING must take this same mutex to wake us, so it cannot run before we are
-        // inside `Condvar::wait` with `is_blocked == true`.
+        // SLEEPING must take this same mutex to wake us, so it finds `is_blocked == true`
+        // (set in step 3, before we release the mutex) and clears it.
         let sleep_state = &self.worker_sleep_states[worker_index];
         let mut is_blocked = sleep_state.is_blocked.lock();
         debug_assert!(!*is_blocked);
@@ -182,7 +183,9 @@ impl Sleep {
         }
 
         // Step 3: register as a sleeper, but only if no work was posted since we got
-        // sleepy (the JEC is still the even value we made it).
+        // sleepy (the JEC is still the even value we made it). `is_blocked` becomes true in
+        // the same critical section, so every waker that sees us counted as sleeping, or
+        // our latch SLEEPING, finds us blocked once it holds our mutex.
         loop {
             let counters = self.counters.load(Ordering::SeqCst);
             if counters.jobs_counter() != idle_state.jobs_counter {
@@ -194,17 +197,28 @@ impl Sleep {
                 break;
             }
         }
+        *is_blocked = true;
+        drop(is_blocked);
 
         // Step 4: the heavy barrier pairs with the light barrier in `new_jobs`. Either
         // the pusher sees our `sleeping` increment (and wakes us), or we see its job here.
         // Never skip the last look because the JEC was unchanged: for pushes to a
         // worker's own deque in membarrier mode it is the only thing that sees the job.
+        // Both run outside the mutex: a membarrier takes microseconds, and a waker
+        // spinning on our mutex meanwhile would go to sleep on it.
         let park = barrier::heavy();
-        if has_pending_jobs() {
+        let pending = has_pending_jobs();
+
+        // Step 5: block, unless a waker came in between (it cleared `is_blocked` and
+        // decremented `sleeping` for us) or the last look found work.
+        let mut is_blocked = sleep_state.is_blocked.lock();
+        if !*is_blocked {
+            // Woken before we blocked.
+        } else if pending {
             // Back out: nobody will wake us, so undo the registration ourselves.
+            *is_blocked = false;
             self.counters.sub_sleeping_thread();
         } else {
-            *is_blocked = true;
             let parked_at = Instant::now();
             counters.park(crate::metrics::now_ns());
             if park == Park::Recheck {
@@ -225,6 +239,7 @@ impl Sleep {
             // The waker (or the recheck) already decremented `sleeping` for us.
             counters.unparked(parked_at.elapsed().as_nanos() as u64);
         }
+        drop(is_blocked);
 
         idle_state.wake_fully();
         latch.wake_up();
@@ -313,15 +328,20 @@ impl Sleep {
     fn wake_specific_thread(&self, index: usize) -> bool {
         let sleep_state = &self.worker_sleep_states[index];
         let mut is_blocked = sleep_state.is_blocked.lock();
-        if *is_blocked {
-            *is_blocked = false;
-            sleep_state.condvar.notify_one();
-            // The waker, not the sleeper, decrements `sleeping`, so posters see the new
-            // count as early as possible.
-            self.counters.sub_sleeping_thread();
-            true
-        } else {
-            false
+        if !*is_blocked {
+            return false;
         }
+        *is_blocked = false;
+        // The waker, not the sleeper, decrements `sleeping`, so posters see the new
+        // count as early as possible.
+        self.counters.sub_sleeping_thread();
+        drop(is_blocked);
+        // Notify after unlocking: std's condvar does not requeue the woken thread onto
+        // the mutex (parking_lot's did), so a notify under the lock wakes the sleeper
+        // only for it to block again on the mutex we still hold. The sleeper re-checks
+        // `is_blocked` under the mutex, and `sleep_state` lives as long as the registry,
+        // so the late notify is safe.
+        sleep_state.condvar.notify_one();
+        true
     }
 }

@@ -13,7 +13,7 @@
 
 /// Defines `Mutex<T>` and `Condvar` over the backend module `$backend` (a path with
 /// std's `Mutex`, `MutexGuard` and `Condvar` API). `$($konst)?` is `const` where the
-/// backend's constructors are (std's; `LockLatch` lives in a thread-local and needs it).
+/// backend's constructors are (std's; `LockLatch::new` is `const`).
 macro_rules! unpoisoned_locks {
     ($($backend:ident)::+, $($konst:tt)?) => {
         use std::time::Duration;
