@@ -108,6 +108,14 @@ impl FnContext {
     }
 }
 
+/// The process's barrier mode (`sync/barrier.rs`), for `tests/membarrier_refused.rs`:
+/// `"fences"` until the membarrier registration is published, `"expedited"` after,
+/// `"failed"` once a membarrier was refused after that. Not an API.
+#[doc(hidden)]
+pub fn __barrier_mode() -> &'static str {
+    crate::sync::barrier::mode_name()
+}
+
 /// The sleep/wake protocol's pieces for the loom model (`tests/loom_sleep.rs`); only with
 /// `--cfg loom`. Not an API.
 #[cfg(loom)]

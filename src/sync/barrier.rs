@@ -51,10 +51,10 @@ pub(crate) enum Park {
 pub(crate) const RECHECK_AFTER: Duration = Duration::from_millis(1);
 
 #[cfg(all(target_os = "linux", not(stealpool_fences), not(loom)))]
-pub(crate) use self::membarrier::{heavy, light, prepare};
+pub(crate) use self::membarrier::{heavy, light, mode_name, prepare};
 
 #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
-pub(crate) use self::fences::{heavy, light, prepare};
+pub(crate) use self::fences::{heavy, light, mode_name, prepare};
 
 #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
 mod fences {
@@ -67,6 +67,11 @@ mod fences {
 
     /// Nothing to set up.
     pub(crate) fn prepare() {}
+
+    /// Always the fence pair.
+    pub(crate) fn mode_name() -> &'static str {
+        "fences"
+    }
 
     /// A full fence.
     #[inline]
@@ -227,6 +232,15 @@ mod membarrier {
     extern "C" fn reset_after_fork() {
         transition(REGISTERING, UNREGISTERED);
         transition(HEAVY, UNREGISTERED);
+    }
+
+    /// What the pair is now: `"fences"`, `"expedited"` or `"failed"`.
+    pub(crate) fn mode_name() -> &'static str {
+        match MODE.load(Ordering::SeqCst) {
+            EXPEDITED => "expedited",
+            FAILED => "failed",
+            _ => "fences",
+        }
     }
 
     /// The pusher's side: a compiler fence once every sleeper uses the membarrier, else a

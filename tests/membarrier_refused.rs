@@ -1,0 +1,146 @@
+//! A kernel that refuses `membarrier(2)` after the process registered for it (a seccomp
+//! filter installed later, or ENOMEM) must not make workers spin: the pool falls back to
+//! the fence pair for good and keeps parking (`sync/barrier.rs`, `docs/sleep.md`,
+//! "Switching barrier modes").
+//!
+//! Its own test binary: the seccomp filter stays on this process for good.
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{wait_until, watchdog};
+use stealpool::{ThreadPool, ThreadPoolBuilder};
+
+const THREADS: usize = 2;
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Installs, on every thread of the process, a seccomp filter that makes `membarrier`
+/// fail with EPERM and allows everything else. Returns the error if the kernel refused
+/// the filter itself.
+fn refuse_membarrier() -> std::io::Result<()> {
+    let filter = [
+        // Load the syscall number (offset 0 of `struct seccomp_data`).
+        libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_membarrier as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    let program = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: plain prctl/seccomp calls; `program` and `filter` outlive them, and the
+    // kernel copies the program.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_TSYNC,
+            &program as *const libc::sock_fprog,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+/// Waits until every worker is blocked inside a park (counted a park and not yet the
+/// matching unpark: a worker that registers as a sleeper and then backs out, as a
+/// spinning one would, never counts); false if they were still not after `WAIT`.
+fn all_parked(pool: &ThreadPool) -> bool {
+    wait_until(WAIT, || {
+        let total = pool.metrics().total();
+        total.parks - total.unparks == THREADS as u64
+    })
+}
+
+#[test]
+fn a_refused_membarrier_falls_back_to_fences_and_workers_still_park() {
+    watchdog(120, || {
+        let pool = Arc::new(
+            ThreadPoolBuilder::new()
+                .num_threads(THREADS)
+                .build()
+                .unwrap(),
+        );
+        assert_eq!(pool.install(|| fib(20)), 6765);
+        assert!(all_parked(&pool), "the workers never parked");
+        // The first park started the registration; it takes an RCU grace period.
+        let registered = wait_until(WAIT, || stealpool::__barrier_mode() == "expedited");
+        if !registered {
+            eprintln!(
+                "skipped: this kernel gave no membarrier registration (mode {})",
+                stealpool::__barrier_mode()
+            );
+            return;
+        }
+
+        if let Err(err) = refuse_membarrier() {
+            eprintln!("skipped: the kernel refused the seccomp filter: {err}");
+            return;
+        }
+
+        let parks_before = pool.metrics().total().parks;
+        let ran = Arc::new(AtomicUsize::new(0));
+        for round in 0..20 {
+            // Wake the parked workers from outside, give them joins, let them park again.
+            let ran_here = Arc::clone(&ran);
+            pool.spawn(move || {
+                ran_here.fetch_add(1, Ordering::SeqCst);
+            });
+            assert_eq!(pool.install(|| fib(15)), 610);
+            assert!(
+                all_parked(&pool),
+                "round {round}: workers did not park after membarrier was refused \
+                 (mode {}): they spin",
+                stealpool::__barrier_mode()
+            );
+        }
+        assert!(
+            wait_until(WAIT, || ran.load(Ordering::SeqCst) == 20),
+            "spawned jobs were lost: {} of 20 ran",
+            ran.load(Ordering::SeqCst)
+        );
+        assert_eq!(stealpool::__barrier_mode(), "failed");
+        assert!(pool.metrics().total().parks > parks_before);
+    });
+}
