@@ -456,7 +456,11 @@ impl Registry {
     {
         thread_local!(static LOCK_LATCH: ParkLatch = ParkLatch::new());
 
-        LOCK_LATCH.with(|latch| {
+        let mut op = Some(op);
+        let mut run = |latch: &ParkLatch| {
+            let op = op
+                .take()
+                .expect("stealpool: in_worker_cold ran its job twice");
             let job = StackJob::new(
                 |injected| {
                     let worker = WorkerThread::current()
@@ -470,7 +474,12 @@ impl Registry {
             self.inject(unsafe { job.as_job_ref() });
             job.latch.wait_and_reset();
             job.into_result()
-        })
+        };
+        // From a thread-local destructor that runs after `LOCK_LATCH`'s own, the
+        // thread-local is gone: use a latch on this frame instead.
+        LOCK_LATCH
+            .try_with(&mut run)
+            .unwrap_or_else(|_| run(&ParkLatch::new()))
     }
 
     #[cold]

@@ -53,7 +53,9 @@ pub(crate) struct Sleep {
 /// another's line.
 #[derive(Default)]
 struct WorkerSleepState {
-    /// True while the worker is parked on `condvar`; cleared by the waker.
+    /// Set by the worker with its registration as a sleeper (step 3 of `sleep`), before
+    /// its last look; cleared by a waker (which also decrements `sleeping`), or by the
+    /// worker itself when its last look or its recheck finds work.
     is_blocked: Mutex<bool>,
     condvar: Condvar,
 }
@@ -85,6 +87,7 @@ impl IdleState {
 impl Sleep {
     pub(crate) fn new(n_threads: usize) -> Sleep {
         assert!(n_threads <= THREADS_MAX);
+        barrier::init();
         Sleep {
             worker_sleep_states: (0..n_threads).map(|_| Default::default()).collect(),
             counters: AtomicCounters::new(),
@@ -223,12 +226,18 @@ impl Sleep {
             counters.park(crate::metrics::now_ns());
             if park == Park::Recheck {
                 // The barrier pair may have been inexact for a pusher that read the old
-                // mode (sync::barrier): wait out its store buffer, then look again.
-                let timed_out;
-                (is_blocked, timed_out) = sleep_state
-                    .condvar
-                    .wait_timeout(is_blocked, barrier::RECHECK_AFTER);
-                if timed_out && *is_blocked && has_pending_jobs() {
+                // mode (sync::barrier): wait out its store buffer, then look again. Loop
+                // to the deadline: a late notify from an earlier wake-up (wakers notify
+                // after unlocking) must not cut the wait short.
+                let deadline = parked_at + barrier::RECHECK_AFTER;
+                while *is_blocked {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break;
+                    }
+                    is_blocked = sleep_state.condvar.wait_timeout(is_blocked, deadline - now);
+                }
+                if *is_blocked && has_pending_jobs() {
                     *is_blocked = false;
                     self.counters.sub_sleeping_thread();
                 }

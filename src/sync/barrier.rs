@@ -51,10 +51,10 @@ pub(crate) enum Park {
 pub(crate) const RECHECK_AFTER: Duration = Duration::from_millis(1);
 
 #[cfg(all(target_os = "linux", not(stealpool_fences), not(loom)))]
-pub(crate) use self::membarrier::{heavy, light, mode_name, prepare};
+pub(crate) use self::membarrier::{heavy, init, light, mode_name, prepare};
 
 #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
-pub(crate) use self::fences::{heavy, light, mode_name, prepare};
+pub(crate) use self::fences::{heavy, init, light, mode_name, prepare};
 
 #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
 mod fences {
@@ -66,6 +66,9 @@ mod fences {
     use std::sync::atomic::Ordering;
 
     /// Nothing to set up.
+    pub(crate) fn init() {}
+
+    /// Nothing to start.
     pub(crate) fn prepare() {}
 
     /// Always the fence pair.
@@ -123,7 +126,7 @@ mod membarrier {
     static MODE: AtomicU8 = AtomicU8::new(UNREGISTERED);
 
     /// Whether this process (or the parent it was forked from) installed
-    /// [`reset_after_fork`].
+    /// [`reset_after_fork`] (`init`).
     static AT_FORK_INSTALLED: AtomicBool = AtomicBool::new(false);
 
     /// `membarrier(cmd, 0, 0)`: the command's result, or -1 with `errno` set.
@@ -146,6 +149,23 @@ mod membarrier {
             .is_ok()
     }
 
+    /// Installs the fork handler, once per process, when a pool is built (before its
+    /// workers exist, so before any registration can be under way). Microseconds.
+    pub(crate) fn init() {
+        if AT_FORK_INSTALLED.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // SAFETY: `reset_after_fork` is an `extern "C" fn()` that only does atomic
+        // operations, which is all a child handler of a multithreaded process may do.
+        let installed = unsafe {
+            libc::pthread_atfork(None, None, Some(reset_after_fork as unsafe extern "C" fn()))
+        };
+        if installed != 0 {
+            // ENOMEM: try again at the next build.
+            AT_FORK_INSTALLED.store(false, Ordering::SeqCst);
+        }
+    }
+
     /// Starts the registration on a thread of its own, once per process. Called by a
     /// worker about to park (not while it holds its sleep mutex), so neither building a
     /// pool nor a short program that never idles pays for it.
@@ -153,13 +173,6 @@ mod membarrier {
         // Relaxed: a stale value only means trying the CAS, which decides.
         if MODE.load(Ordering::Relaxed) != UNREGISTERED || !transition(UNREGISTERED, REGISTERING) {
             return;
-        }
-        if !AT_FORK_INSTALLED.swap(true, Ordering::SeqCst) {
-            // SAFETY: `reset_after_fork` is an `extern "C" fn()` that only does atomic
-            // operations, which is all a child handler of a multithreaded process may do.
-            unsafe {
-                libc::pthread_atfork(None, None, Some(reset_after_fork as unsafe extern "C" fn()))
-            };
         }
         if !spawn_detached_pthread(register_thread) {
             transition(REGISTERING, FENCES);
@@ -185,9 +198,9 @@ mod membarrier {
             }
             let mut ok =
                 libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED) == 0;
-            // The thread needs little stack; a failure here keeps the default size.
-            let _ =
-                libc::pthread_attr_setstacksize(&mut attr, libc::PTHREAD_STACK_MIN.max(64 * 1024));
+            // The default stack size: a smaller one would have to leave room for the
+            // binary's static TLS, which glibc carves out of it. Untouched pages cost
+            // nothing.
             let mut thread: libc::pthread_t = std::mem::zeroed();
             ok = ok && libc::pthread_create(&mut thread, &attr, start, std::ptr::null_mut()) == 0;
             libc::pthread_attr_destroy(&mut attr);
@@ -264,15 +277,21 @@ mod membarrier {
         match MODE.load(Ordering::SeqCst) {
             mode @ (HEAVY | EXPEDITED) => {
                 if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0 {
-                    Park::Untimed
-                } else if mode == HEAVY && transition(HEAVY, FENCES) {
+                    return Park::Untimed;
+                }
+                if mode == HEAVY && transition(HEAVY, FENCES) {
                     // No pusher used a compiler fence yet: our fence pairs with theirs.
-                    Park::Untimed
-                } else {
-                    // Pushers may have read EXPEDITED: from now on everyone fences, and
-                    // this sleeper and all later ones recheck.
-                    let _ = MODE.fetch_max(FAILED, Ordering::SeqCst);
+                    return Park::Untimed;
+                }
+                // Pushers may have read EXPEDITED: from now on everyone fences, and this
+                // sleeper and all later ones recheck. (If the exchange fails, MODE is
+                // FAILED already, or FENCES, set by a sleeper that failed in HEAVY before
+                // anything was published: then no pusher ever read EXPEDITED.)
+                transition(EXPEDITED, FAILED);
+                if MODE.load(Ordering::SeqCst) == FAILED {
                     Park::Recheck
+                } else {
+                    Park::Untimed
                 }
             }
             FAILED => Park::Recheck,

@@ -54,19 +54,17 @@ macro_rules! unpoisoned_locks {
                 self.0.wait(guard).unwrap_or_else(|poisoned| poisoned.into_inner())
             }
 
-            /// As [`wait`](Self::wait), but gives up after `timeout`. The flag is
-            /// whether the wait timed out (`false` for a notification or a spurious
-            /// wake-up; loom never times out).
+            /// As [`wait`](Self::wait), but gives up after `timeout` (loom never
+            /// times out: its wait is a plain wait).
             pub(crate) fn wait_timeout<'a, T>(
                 &self,
                 guard: MutexGuard<'a, T>,
                 timeout: Duration,
-            ) -> (MutexGuard<'a, T>, bool) {
-                let (guard, result) = self
-                    .0
+            ) -> MutexGuard<'a, T> {
+                self.0
                     .wait_timeout(guard, timeout)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                (guard, result.timed_out())
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .0
             }
 
             /// Wakes one waiter.
