@@ -14,7 +14,7 @@
 //! parking_lot, which the design card named, keeps one process-wide table of wait queues
 //! with a lock per bucket: a bucket locked by a parent thread at the moment of `fork()`
 //! stays locked in the child forever, and the child's first park or unpark that hashes to
-//! it hangs (`tests/fork.rs` caught that in about one child in 50-2,000). Correctness won
+//! it hangs (`tests/fork.rs` caught that in about one child in 2,000). Correctness won
 //! over the card: see `lock.rs`.
 //!
 //! The deques (crossbeam-deque) and `CachePadded` (crossbeam-utils) are not re-exported:
