@@ -14,6 +14,7 @@
 
 use crate::sync::protocol::AtomicU64;
 use crate::sync::Ordering;
+use crossbeam_utils::CachePadded;
 
 const THREADS_BITS: u32 = 16;
 const SLEEPING_SHIFT: u32 = 0;
@@ -51,7 +52,10 @@ impl JobsEventCounter {
 /// The atomic word.
 #[derive(Debug)]
 pub(crate) struct AtomicCounters {
-    value: AtomicU64,
+    /// On a cache line of its own: every idle transition writes it and every push reads
+    /// it, so it must not share a line with the registry's read-mostly fields (the
+    /// stealers' vector, the handlers), whose readers would miss on each of those writes.
+    value: CachePadded<AtomicU64>,
 }
 
 /// A snapshot of the word.
@@ -89,7 +93,7 @@ impl Counters {
 impl AtomicCounters {
     pub(crate) fn new() -> Self {
         AtomicCounters {
-            value: AtomicU64::new(0),
+            value: CachePadded::new(AtomicU64::new(0)),
         }
     }
 
