@@ -220,12 +220,22 @@ impl ParkLatch {
     }
 
     /// Blocks until the latch is set. Only the owner may call this.
+    ///
+    /// The thread's park token is the caller's too: if a `park` here returned before the
+    /// latch was set, it may have used up an `unpark` meant for the caller's own next
+    /// `park`, so one token is handed back before returning (an extra token only makes
+    /// a later `park` return early, which `park` allows anyway).
     pub(crate) fn wait(&self) {
         debug_assert_eq!(thread::current().id(), self.owner.id());
+        let mut took_a_token = false;
         // Acquire pairs with the Release in `set`: the job's result is visible after.
         while !self.set.load(Ordering::Acquire) {
-            // Returns on unpark, on a token left by an earlier unpark, or spuriously.
+            // Returns on our setter's unpark, on a token from someone else, or spuriously.
             thread::park();
+            took_a_token |= !self.set.load(Ordering::Acquire);
+        }
+        if took_a_token {
+            self.owner.unpark();
         }
     }
 
