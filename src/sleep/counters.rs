@@ -220,7 +220,9 @@ mod test {
     #[test]
     fn jec_wraps_without_touching_thread_fields() {
         let c = AtomicCounters {
-            value: AtomicU64::new((u64::MAX << JEC_SHIFT) | ONE_INACTIVE | ONE_SLEEPING),
+            value: CachePadded::new(AtomicU64::new(
+                (u64::MAX << JEC_SHIFT) | ONE_INACTIVE | ONE_SLEEPING,
+            )),
         };
         let after = c.increment_jobs_event_counter_if(|_| true);
         assert_eq!(after.jobs_counter(), JobsEventCounter(0));
