@@ -454,7 +454,7 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
-        thread_local!(static LOCK_LATCH: ParkLatch = ParkLatch::new());
+        thread_local!(static PARK_LATCH: ParkLatch = ParkLatch::new());
 
         let mut op = Some(op);
         let mut run = |latch: &ParkLatch| {
@@ -475,9 +475,9 @@ impl Registry {
             job.latch.wait_and_reset();
             job.into_result()
         };
-        // From a thread-local destructor that runs after `LOCK_LATCH`'s own, the
+        // From a thread-local destructor that runs after `PARK_LATCH`'s own, the
         // thread-local is gone: use a latch on this frame instead.
-        LOCK_LATCH
+        PARK_LATCH
             .try_with(&mut run)
             .unwrap_or_else(|_| run(&ParkLatch::new()))
     }

@@ -28,7 +28,7 @@ use self::counters::{AtomicCounters, JobsEventCounter};
 use crate::latch::CoreLatch;
 use crate::metrics::WorkerCounters;
 use crate::sync::barrier::{self, Park};
-use crate::sync::protocol::{yield_now, Condvar, Mutex};
+use crate::sync::protocol::{yield_now, Condvar, Mutex, MutexGuard};
 use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
@@ -225,22 +225,7 @@ impl Sleep {
             let parked_at = Instant::now();
             counters.park(crate::metrics::now_ns());
             if park == Park::Recheck {
-                // The barrier pair may have been inexact for a pusher that read the old
-                // mode (sync::barrier): wait out its store buffer, then look again. Loop
-                // to the deadline: a late notify from an earlier wake-up (wakers notify
-                // after unlocking) must not cut the wait short.
-                let deadline = parked_at + barrier::RECHECK_AFTER;
-                while *is_blocked {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        break;
-                    }
-                    is_blocked = sleep_state.condvar.wait_timeout(is_blocked, deadline - now);
-                }
-                if *is_blocked && has_pending_jobs() {
-                    *is_blocked = false;
-                    self.counters.sub_sleeping_thread();
-                }
+                is_blocked = self.recheck(sleep_state, is_blocked, &has_pending_jobs);
             }
             while *is_blocked {
                 is_blocked = sleep_state.condvar.wait(is_blocked);
@@ -252,6 +237,33 @@ impl Sleep {
 
         idle_state.wake_fully();
         latch.wake_up();
+    }
+
+    /// `Park::Recheck`: the barrier pair may have been inexact for a pusher that read
+    /// the old mode (`sync::barrier`). Parks for `RECHECK_AFTER` (the pusher's store
+    /// buffer drains long before), then looks at the queues again; backs out if they hold
+    /// work. Waits out the whole interval: a late notify from an earlier wake-up (wakers
+    /// notify after unlocking) must not cut it short.
+    #[cold]
+    fn recheck<'a>(
+        &self,
+        sleep_state: &'a WorkerSleepState,
+        mut is_blocked: MutexGuard<'a, bool>,
+        has_pending_jobs: &impl Fn() -> bool,
+    ) -> MutexGuard<'a, bool> {
+        let deadline = Instant::now() + barrier::RECHECK_AFTER;
+        while *is_blocked {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            is_blocked = sleep_state.condvar.wait_timeout(is_blocked, deadline - now);
+        }
+        if *is_blocked && has_pending_jobs() {
+            *is_blocked = false;
+            self.counters.sub_sleeping_thread();
+        }
+        is_blocked
     }
 
     /// The latch of worker `target_worker_index` was set while it was `SLEEPING`.

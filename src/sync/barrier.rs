@@ -174,7 +174,7 @@ mod membarrier {
         if MODE.load(Ordering::Relaxed) != UNREGISTERED || !transition(UNREGISTERED, REGISTERING) {
             return;
         }
-        if !spawn_detached_pthread(register_thread) {
+        if !spawn_detached_pthread(register) {
             transition(REGISTERING, FENCES);
         }
     }
@@ -183,7 +183,7 @@ mod membarrier {
     /// `std::thread`: std's thread start and exit take a process-wide lock (its
     /// stack-overflow bookkeeping), and a `fork()` that lands while this thread starts or
     /// ends would leave that lock held in the child, hanging every std thread the child
-    /// starts. This thread runs no Rust runtime code: two syscalls and atomics.
+    /// starts. This thread runs no Rust runtime code: three syscalls and atomics.
     fn spawn_detached_pthread(
         start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
     ) -> bool {
@@ -208,14 +208,10 @@ mod membarrier {
         }
     }
 
-    extern "C" fn register_thread(_: *mut libc::c_void) -> *mut libc::c_void {
-        register();
-        std::ptr::null_mut()
-    }
-
-    /// The registration thread: register, make every sleeper use the membarrier, make
-    /// every thread execute one barrier, then let pushers drop their fence.
-    fn register() {
+    /// The registration thread's body (started by `prepare`): register, make every
+    /// sleeper use the membarrier, make every thread execute one barrier, then let
+    /// pushers drop their fence. Three syscalls and atomics; never unwinds.
+    extern "C" fn register(_: *mut libc::c_void) -> *mut libc::c_void {
         let wanted = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
         let supported = membarrier(MEMBARRIER_CMD_QUERY);
         if supported < 0
@@ -223,10 +219,10 @@ mod membarrier {
             || membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0
         {
             transition(REGISTERING, FENCES);
-            return;
+            return std::ptr::null_mut();
         }
         if !transition(REGISTERING, HEAVY) {
-            return;
+            return std::ptr::null_mut();
         }
         // The publication barrier: every thread that read a mode before HEAVY did so
         // before its barrier point inside this call, so its fenced stores are visible
@@ -237,6 +233,7 @@ mod membarrier {
         } else {
             transition(HEAVY, FENCES);
         }
+        std::ptr::null_mut()
     }
 
     /// `pthread_atfork` child handler. The child has only the forking thread, so a

@@ -35,14 +35,14 @@ pub(crate) use self::lock::std_locks::{Condvar, Mutex};
 /// are std's atomics, mutex and condvar (the same types as [`Mutex`] and [`Condvar`]).
 pub(crate) mod protocol {
     #[cfg(not(loom))]
-    pub(crate) use super::lock::std_locks::{Condvar, Mutex};
+    pub(crate) use super::lock::std_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(not(loom))]
     pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize};
     #[cfg(not(loom))]
     pub(crate) use std::thread::yield_now;
 
     #[cfg(loom)]
-    pub(crate) use super::lock::loom_locks::{Condvar, Mutex};
+    pub(crate) use super::lock::loom_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(loom)]
     pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize};
     #[cfg(loom)]
