@@ -1,0 +1,274 @@
+//! Fork-join rows: fib, tree-sum, quicksort. Each workload is written once per pool (the
+//! peers' `join`s differ in shape: chili's closures take its `Scope`), with the same
+//! sequential baseline beside them.
+
+use crate::harness::{interleaved, time, Plan};
+use crate::{Pools, Row};
+use std::hint::black_box;
+
+// ---- fib(n): one join per call, no cutoff ----
+
+pub fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    fib_seq(n - 1) + fib_seq(n - 2)
+}
+
+fn fib_sp(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = stealpool::join(|| fib_sp(n - 1), || fib_sp(n - 2));
+    a + b
+}
+
+fn fib_rc(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = rayon_core::join(|| fib_rc(n - 1), || fib_rc(n - 2));
+    a + b
+}
+
+fn fib_chili(s: &mut chili::Scope<'_>, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = s.join(|s| fib_chili(s, n - 1), |s| fib_chili(s, n - 2));
+    a + b
+}
+
+/// Joins made by fib(n): one per call with n >= 2, i.e. fib(n + 1) - 1.
+fn fib_joins(n: u64) -> f64 {
+    (fib_seq(n + 1) - 1) as f64
+}
+
+// ---- tree-sum: a complete binary tree of boxed nodes, one join per node ----
+
+pub struct Node {
+    value: u64,
+    left: Option<Box<Node>>,
+    right: Option<Box<Node>>,
+}
+
+/// A complete tree of `layers` layers (2^layers - 1 nodes), allocated breadth-first, so
+/// that a left-first walk and a right-first walk touch memory in the same pattern
+/// (chili runs a join's second closure first; a post-order layout would favour it).
+pub fn tree_bfs(layers: u32) -> Box<Node> {
+    let n = (1usize << layers) - 1;
+    let mut nodes: Vec<Option<Box<Node>>> = (0..n)
+        .map(|i| {
+            Some(Box::new(Node {
+                value: i as u64,
+                left: None,
+                right: None,
+            }))
+        })
+        .collect();
+    // Link bottom-up; moving a `Box` does not move its node.
+    for i in (0..n / 2).rev() {
+        let left = nodes[2 * i + 1].take();
+        let right = nodes[2 * i + 2].take();
+        let node = nodes[i].as_mut().expect("linked once");
+        node.left = left;
+        node.right = right;
+    }
+    nodes[0].take().expect("root")
+}
+
+pub fn sum_seq(node: &Node) -> u64 {
+    let l = node.left.as_deref().map_or(0, sum_seq);
+    let r = node.right.as_deref().map_or(0, sum_seq);
+    node.value + l + r
+}
+
+fn sum_sp(node: &Node) -> u64 {
+    let (l, r) = stealpool::join(
+        || node.left.as_deref().map_or(0, sum_sp),
+        || node.right.as_deref().map_or(0, sum_sp),
+    );
+    node.value + l + r
+}
+
+fn sum_rc(node: &Node) -> u64 {
+    let (l, r) = rayon_core::join(
+        || node.left.as_deref().map_or(0, sum_rc),
+        || node.right.as_deref().map_or(0, sum_rc),
+    );
+    node.value + l + r
+}
+
+fn sum_chili(s: &mut chili::Scope<'_>, node: &Node) -> u64 {
+    let (l, r) = s.join(
+        |s| node.left.as_deref().map_or(0, |n| sum_chili(s, n)),
+        |s| node.right.as_deref().map_or(0, |n| sum_chili(s, n)),
+    );
+    node.value + l + r
+}
+
+// ---- quicksort: join per partition, sequential below the cutoff ----
+
+const QS_CUTOFF: usize = 1000;
+
+/// Lomuto partition around the middle element; returns the pivot's final index.
+fn partition(v: &mut [u64]) -> usize {
+    let last = v.len() - 1;
+    v.swap(v.len() / 2, last);
+    let pivot = v[last];
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < pivot {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    store
+}
+
+pub fn qs_seq(v: &mut [u64]) {
+    if v.len() <= QS_CUTOFF {
+        return v.sort_unstable();
+    }
+    let mid = partition(v);
+    let (l, r) = v.split_at_mut(mid);
+    qs_seq(l);
+    qs_seq(&mut r[1..]);
+}
+
+fn qs_sp(v: &mut [u64]) {
+    if v.len() <= QS_CUTOFF {
+        return v.sort_unstable();
+    }
+    let mid = partition(v);
+    let (l, r) = v.split_at_mut(mid);
+    stealpool::join(|| qs_sp(l), || qs_sp(&mut r[1..]));
+}
+
+fn qs_rc(v: &mut [u64]) {
+    if v.len() <= QS_CUTOFF {
+        return v.sort_unstable();
+    }
+    let mid = partition(v);
+    let (l, r) = v.split_at_mut(mid);
+    rayon_core::join(|| qs_rc(l), || qs_rc(&mut r[1..]));
+}
+
+fn qs_chili(s: &mut chili::Scope<'_>, v: &mut [u64]) {
+    if v.len() <= QS_CUTOFF {
+        return v.sort_unstable();
+    }
+    let mid = partition(v);
+    let (l, r) = v.split_at_mut(mid);
+    s.join(|s| qs_chili(s, l), |s| qs_chili(s, &mut r[1..]));
+}
+
+// ---- the rows ----
+
+pub fn fib_rows(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
+    let n = 30 - u64::from(plan.shrink);
+    let expected = fib_seq(n);
+    assert_eq!(pools.sp.install(|| fib_sp(n)), expected);
+    assert_eq!(pools.rc.install(|| fib_rc(n)), expected);
+    assert_eq!(fib_chili(&mut pools.chili.scope(), n), expected);
+    let m = interleaved(
+        plan.rounds,
+        &mut [
+            &mut || time(|| fib_seq(black_box(n))),
+            &mut || time(|| pools.rc.install(|| fib_rc(black_box(n)))),
+            &mut || time(|| fib_chili(&mut pools.chili.scope(), black_box(n))),
+            &mut || time(|| pools.sp.install(|| fib_sp(black_box(n)))),
+        ],
+    );
+    rows.push(Row::time(
+        format!("join-fib({n}), join per call, no cutoff"),
+        m,
+        "≤ 0.6x sequential (limit 0.5x)",
+    ));
+
+    // One worker each: the cost of a join that is never stolen.
+    let sp1 = stealpool::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let rc1 = rayon_core::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let chili1 = crate::chili_pool(1);
+    let joins = fib_joins(n);
+    let m = interleaved(
+        plan.rounds,
+        &mut [
+            &mut || time(|| fib_seq(black_box(n))),
+            &mut || time(|| rc1.install(|| fib_rc(black_box(n)))),
+            &mut || time(|| fib_chili(&mut chili1.scope(), black_box(n))),
+            &mut || time(|| sp1.install(|| fib_sp(black_box(n)))),
+        ],
+    );
+    let per_join = m.iter().map(|t| t / joins).collect();
+    rows.push(Row::time(
+        "same, 1 worker: time per join".into(),
+        per_join,
+        "≤ chili",
+    ));
+}
+
+pub fn tree_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
+    let layers = 22 - plan.shrink;
+    let tree = tree_bfs(layers);
+    let expected = sum_seq(&tree);
+    assert_eq!(pools.sp.install(|| sum_sp(&tree)), expected);
+    assert_eq!(pools.rc.install(|| sum_rc(&tree)), expected);
+    assert_eq!(sum_chili(&mut pools.chili.scope(), &tree), expected);
+    let m = interleaved(
+        plan.rounds,
+        &mut [
+            &mut || time(|| sum_seq(black_box(&tree))),
+            &mut || time(|| pools.rc.install(|| sum_rc(black_box(&tree)))),
+            &mut || time(|| sum_chili(&mut pools.chili.scope(), black_box(&tree))),
+            &mut || time(|| pools.sp.install(|| sum_sp(black_box(&tree)))),
+        ],
+    );
+    rows.push(Row::time(
+        format!("tree-sum, 2^{layers} boxed nodes (breadth-first), join per node"),
+        m,
+        "≤ 0.6x sequential",
+    ));
+}
+
+pub fn quicksort_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
+    let len = 4_000_000 >> plan.shrink;
+    let mut rng = fastrand::Rng::with_seed(7);
+    let input: Vec<u64> = (0..len).map(|_| rng.u64(..)).collect();
+    let mut sorted = input.clone();
+    sorted.sort_unstable();
+    let mut buf = input.clone();
+    let mut run = |sort: &dyn Fn(&mut [u64])| {
+        buf.copy_from_slice(&input);
+        let t = time(|| sort(black_box(&mut buf)));
+        assert!(buf == sorted, "quicksort gave a wrong order");
+        t
+    };
+    let m = {
+        let run = std::cell::RefCell::new(&mut run);
+        interleaved(
+            plan.rounds,
+            &mut [
+                &mut || (run.borrow_mut())(&|v| qs_seq(v)),
+                &mut || (run.borrow_mut())(&|v| pools.rc.install(|| qs_rc(v))),
+                &mut || (run.borrow_mut())(&|v| qs_chili(&mut pools.chili.scope(), v)),
+                &mut || (run.borrow_mut())(&|v| pools.sp.install(|| qs_sp(v))),
+            ],
+        )
+    };
+    rows.push(Row::time(
+        format!(
+            "quicksort {}M u64, join, cutoff {QS_CUTOFF}",
+            len as f64 / 1e6
+        ),
+        m,
+        "≤ both (keep)",
+    ));
+}
