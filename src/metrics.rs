@@ -38,6 +38,8 @@ pub(crate) struct WorkerCounters {
     steals: AtomicU64,
     retries_seen: AtomicU64,
     retry_rounds: AtomicU64,
+    promotions: AtomicU64,
+    rescues: AtomicU64,
     parks: AtomicU64,
     unparks: AtomicU64,
     parked_ns: AtomicU64,
@@ -83,6 +85,14 @@ impl WorkerCounters {
     pub(crate) fn retry_round(&self) {
         bump(&self.retry_rounds, 1);
     }
+    #[inline]
+    pub(crate) fn promotion(&self) {
+        bump(&self.promotions, 1);
+    }
+    #[inline]
+    pub(crate) fn rescue(&self) {
+        bump(&self.rescues, 1);
+    }
     /// The worker is about to wait on its condvar; `since_epoch_ns` is now.
     #[inline]
     pub(crate) fn park(&self, since_epoch_ns: u64) {
@@ -110,9 +120,10 @@ impl WorkerCounters {
         let broadcast_jobs = get(&self.broadcast_jobs);
         let injector_batches = get(&self.injector_batches);
         let steals = get(&self.steals);
+        let rescues = get(&self.rescues);
         WorkerMetrics {
             index,
-            jobs_executed: local_pops + broadcast_jobs + injector_batches + steals,
+            jobs_executed: local_pops + broadcast_jobs + injector_batches + steals + rescues,
             local_pops,
             broadcast_jobs,
             injector_batches,
@@ -120,6 +131,8 @@ impl WorkerCounters {
             steals,
             retries_seen: get(&self.retries_seen),
             retry_rounds: get(&self.retry_rounds),
+            promotions: get(&self.promotions),
+            rescues,
             parks: get(&self.parks),
             unparks: get(&self.unparks),
             parked_ns: get(&self.parked_ns) + current_park,
@@ -183,7 +196,7 @@ pub struct WorkerMetrics {
     /// The worker's index, `0..num_threads`.
     pub index: usize,
     /// Jobs this worker took from any queue to run: the sum `local_pops + broadcast_jobs +
-    /// injector_batches + steals` (each job is counted once, when it is taken). `join`'s
+    /// injector_batches + steals + rescues` (each job is counted once, when it is taken). `join`'s
     /// second half run inline after popping it back is part of the `join`, not a separate
     /// job, and is counted nowhere.
     pub jobs_executed: u64,
@@ -192,8 +205,10 @@ pub struct WorkerMetrics {
     /// Jobs this worker took from its own broadcast queue (`broadcast`,
     /// `spawn_broadcast`: one per worker per broadcast).
     pub broadcast_jobs: u64,
-    /// Successful `Injector::steal_batch_and_pop` calls. Each returns one job, run at
-    /// once, and moves up to 32 more into the own deque (later local pops or steals).
+    /// Jobs taken from the injector: successful `Injector::steal_batch_and_pop` calls
+    /// (each returns one job, run at once, and moves up to 32 more into the own deque,
+    /// later local pops or steals), plus single jobs taken ahead of local work for
+    /// fairness (at most one per 61 local turns, `docs/join.md`).
     pub injector_batches: u64,
     /// Jobs those batch steals moved: the one run at once plus those that landed in the
     /// own deque (a lower bound if a thief stole from the deque in between).
@@ -207,6 +222,14 @@ pub struct WorkerMetrics {
     /// `Retry`. A loop that took `Retry` for `Empty` would have moved toward sleep here
     /// while work was still queued.
     pub retry_rounds: u64,
+    /// `join` second halves this worker moved from its private stack to its deque, where
+    /// other workers could take them (lazy join, `docs/join.md`). The other halves ran
+    /// inline and were never visible to thieves.
+    pub promotions: u64,
+    /// `join` second halves this worker took straight from another worker's private
+    /// stack, because that worker's first half ran long without calling into the pool
+    /// (`docs/join.md`, "Rescue"). Counted in `jobs_executed`.
+    pub rescues: u64,
     /// Times the worker parked on its condvar (tokio: `worker_park_count`).
     pub parks: u64,
     /// Times the worker was woken from a park by another thread (new work or its latch);
@@ -261,6 +284,8 @@ impl PoolMetrics {
             t.steals += w.steals;
             t.retries_seen += w.retries_seen;
             t.retry_rounds += w.retry_rounds;
+            t.promotions += w.promotions;
+            t.rescues += w.rescues;
             t.parks += w.parks;
             t.unparks += w.unparks;
             t.parked_ns += w.parked_ns;
@@ -275,7 +300,7 @@ impl fmt::Display for PoolMetrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10}",
+            "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10}",
             "worker",
             "executed",
             "local",
@@ -285,6 +310,8 @@ impl fmt::Display for PoolMetrics {
             "steals",
             "retries",
             "retry.rd",
+            "promoted",
+            "rescued",
             "parks",
             "unparks",
             "parked ms"
@@ -292,7 +319,7 @@ impl fmt::Display for PoolMetrics {
         let row = |f: &mut fmt::Formatter<'_>, label: &str, w: &WorkerMetrics| {
             writeln!(
                 f,
-                "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10.1}",
+                "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10.1}",
                 label,
                 w.jobs_executed,
                 w.local_pops,
@@ -302,6 +329,8 @@ impl fmt::Display for PoolMetrics {
                 w.steals,
                 w.retries_seen,
                 w.retry_rounds,
+                w.promotions,
+                w.rescues,
                 w.parks,
                 w.unparks,
                 w.parked_ns as f64 / 1e6
@@ -314,10 +343,12 @@ impl fmt::Display for PoolMetrics {
         writeln!(f, "injected jobs: {}", self.injected_jobs)?;
         write!(
             f,
-            "executed = local + bcast + inj.calls + steals (where each job came from)\n\
+            "executed = local + bcast + inj.calls + steals + rescued (where each job came from)\n\
              local: popped from the own deque; bcast: from the own broadcast queue\n\
              inj.calls: injector batch steals (inj.moved: jobs they moved); steals: from other workers\n\
              retries: Steal::Retry answers; retry.rd: empty rounds repeated because of Retry\n\
+             promoted: join halves moved from the private stack to the deque (lazy join)\n\
+             rescued: join halves taken from another worker's private stack\n\
              parked ms: time asleep; the rest of the time was spent running or searching"
         )
     }

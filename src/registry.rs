@@ -14,6 +14,7 @@
 
 use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::{JobRef, StackJob};
+use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, Latch, LatchRef, LockLatch, ParkLatch, SpinLatch};
 use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
@@ -21,6 +22,7 @@ use crate::sync::{Arc, AtomicUsize, Condvar, Mutex, OnceLock, Ordering};
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crossbeam_deque::{Injector, Stealer, Worker};
+use crossbeam_utils::CachePadded;
 use std::any::Any;
 use std::fmt;
 use std::mem;
@@ -75,6 +77,8 @@ struct ThreadInfo {
     terminate: CoreLatch,
     /// Steals from the worker's deque.
     stealer: Stealer<JobRef>,
+    /// The worker's private `join` halves, for rescuers (`join::pending`).
+    pending: Arc<CachePadded<PendingHalves>>,
 }
 
 static THE_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
@@ -245,6 +249,7 @@ impl Registry {
                 stopped: LockLatch::new(),
                 terminate: CoreLatch::new(),
                 stealer: worker.stealer(),
+                pending: Arc::new(CachePadded::new(PendingHalves::new())),
             })
             .collect();
 
@@ -345,6 +350,17 @@ impl Registry {
         &self.thread_infos[index].stealer
     }
 
+    /// Worker `index`'s private `join` halves (its own handle on them).
+    pub(crate) fn pending(&self, index: usize) -> Arc<CachePadded<PendingHalves>> {
+        Arc::clone(&self.thread_infos[index].pending)
+    }
+
+    /// Worker `index`'s private `join` halves, for a rescuer.
+    #[inline]
+    pub(crate) fn pending_of(&self, index: usize) -> &PendingHalves {
+        &self.thread_infos[index].pending
+    }
+
     /// The shared queue for jobs from outside the pool.
     #[inline]
     pub(crate) fn injector(&self) -> &Injector<JobRef> {
@@ -426,7 +442,11 @@ impl Registry {
     /// Whether any queue of the pool holds a job: the injector or any worker's deque.
     /// The sleeper's last look before parking (docs/sleep.md, step 4).
     pub(crate) fn has_pending_jobs(&self) -> bool {
-        !self.injected_jobs.is_empty() || self.thread_infos.iter().any(|t| !t.stealer.is_empty())
+        !self.injected_jobs.is_empty()
+            || self
+                .thread_infos
+                .iter()
+                .any(|t| !t.stealer.is_empty() || t.pending.has_private())
     }
 
     /// Runs `op` on a worker of this registry and returns its result.

@@ -19,9 +19,11 @@
 //! [`WorkerThread::wait_until`] go on toward parking.
 
 use crate::job::{JobFifo, JobRef};
+use crate::join::pending::{PendingHalves, Popped};
 use crate::latch::AsCoreLatch;
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
+use crate::sleep::ROUNDS_UNTIL_RESCUE;
 use crate::sync::{Arc, Cell};
 use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::{Backoff, CachePadded};
@@ -44,7 +46,24 @@ pub(crate) struct WorkerThread {
     counters: Arc<CachePadded<WorkerCounters>>,
     index: usize,
     registry: Arc<Registry>,
+    /// Second halves of this worker's `join`s not yet offered to thieves (lazy join,
+    /// `docs/join.md`); the registry holds it too, for rescuers.
+    pending: Arc<CachePadded<PendingHalves>>,
+    /// Whether another worker exists to take a promoted half (`num_threads > 1`).
+    can_share: bool,
+    /// Fair injection: joins that saw the injector non-empty still to go before this
+    /// worker takes another injected job in the middle of its own work.
+    fair_credit: Cell<u32>,
+    /// Set while this worker runs an injected job from inside a `join` (no nesting).
+    in_fair_turn: Cell<bool>,
+    /// Local jobs taken while waiting, counted for fair injection (`FAIR_INTERVAL`).
+    local_ticks: Cell<u32>,
 }
+
+/// Fair injection: at most one injected job per this many local turns (joins that saw
+/// the injector non-empty, or local pops while waiting) is taken ahead of local work.
+/// Tokio's and Go's global-queue interval.
+pub(crate) const FAIR_INTERVAL: u32 = 61;
 
 impl Drop for WorkerThread {
     fn drop(&mut self) {
@@ -69,7 +88,12 @@ impl WorkerThread {
             broadcasts,
             counters: registry.counters().worker(index),
             index,
+            can_share: registry.num_threads() > 1,
+            pending: registry.pending(index),
             registry,
+            fair_credit: Cell::new(0),
+            in_fair_turn: Cell::new(false),
+            local_ticks: Cell::new(0),
         }
     }
 
@@ -127,6 +151,122 @@ impl WorkerThread {
         self.push(stub);
     }
 
+    /// Keeps a `join`'s second half private (lazy join): returns its position for
+    /// [`pop_pending`](Self::pop_pending), after promoting the oldest half if the private
+    /// stack was full, and polling whether anyone could use a promoted half or an
+    /// injected job waits (`docs/join.md`).
+    ///
+    /// # Safety
+    /// `job` must stay valid until its `join` popped it back with `pop_pending` and, if
+    /// that returned `false`, until its latch is set (it may be on the deque or running
+    /// on a thief).
+    #[inline]
+    pub(crate) unsafe fn push_pending(&self, job: JobRef) -> usize {
+        if self.pending.is_full() {
+            self.promote_oldest();
+        }
+        let pos = self.pending.push(job);
+        self.poll_join();
+        pos
+    }
+
+    /// The `join` of position `pos` takes its second half back.
+    #[inline]
+    pub(crate) fn pop_pending(&self, pos: usize) -> Popped {
+        self.pending.pop(pos)
+    }
+
+    /// The per-`join` poll: two loads of lines that change only when a worker goes idle
+    /// or work is injected. Promotes when some worker is idle or searching; takes an
+    /// injected job now and then when the injector holds one (fair injection).
+    #[inline]
+    fn poll_join(&self) {
+        let idle = self.can_share && self.registry.sleep.has_idle_workers();
+        let injected = !self.registry.injector().is_empty();
+        if idle || injected {
+            self.poll_join_cold(idle, injected);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn poll_join_cold(&self, idle: bool, injected: bool) {
+        // One promoted half at a time: while the deque still holds work, an idle worker
+        // can take that (`docs/join.md`, "When a half is promoted").
+        if idle && self.worker.is_empty() {
+            self.promote_oldest();
+        }
+        if injected {
+            self.fair_turn();
+        }
+    }
+
+    /// Runs one injected job in the middle of this worker's own work, at most once per
+    /// `FAIR_INTERVAL` polls that saw the injector non-empty, and never nested inside
+    /// another such turn (a flood of injected `join`s would otherwise nest without bound).
+    #[cold]
+    fn fair_turn(&self) {
+        if self.in_fair_turn.get() {
+            return;
+        }
+        let credit = self.fair_credit.get();
+        if credit > 0 {
+            self.fair_credit.set(credit - 1);
+            return;
+        }
+        if let Steal::Success(job) = self.registry.injector().steal() {
+            // Nothing stays hidden behind a job that may run long or block.
+            self.promote_all();
+            self.fair_credit.set(FAIR_INTERVAL);
+            self.counters.injector_batch(1);
+            self.in_fair_turn.set(true);
+            self.execute(job);
+            self.in_fair_turn.set(false);
+        }
+    }
+
+    /// Moves the oldest private half to the deque, where thieves can take it. Returns
+    /// whether there was one.
+    fn promote_oldest(&self) -> bool {
+        let promoted = self.pending.promote_oldest(|job| self.worker.push(job));
+        if promoted {
+            self.counters.promotion();
+            // As for any push: tell the sleep module (after the push, docs/sleep.md).
+            self.registry.sleep.new_jobs(1, true);
+        }
+        promoted
+    }
+
+    /// Moves every private half to the deque, oldest first: before this worker waits,
+    /// searches or parks, so that no half stays hidden from the other workers.
+    #[inline]
+    fn promote_all(&self) {
+        if self.pending.has_private() {
+            while self.promote_oldest() {}
+        }
+    }
+
+    /// Takes the oldest private half of another worker whose deque is empty: the first
+    /// half it runs has not called into the pool for a while (a long leaf, or one that
+    /// blocks until the second half runs), so it cannot promote (`docs/join.md`,
+    /// "Rescue"). Scans from a random victim.
+    pub(crate) fn rescue(&self) -> Option<JobRef> {
+        let n = self.registry.num_threads();
+        if n <= 1 {
+            return None;
+        }
+        let start = fastrand::usize(..n);
+        (start..n)
+            .chain(0..start)
+            .filter(|&victim| victim != self.index)
+            .find_map(|victim| {
+                let stealer = self.registry.stealer(victim);
+                self.registry
+                    .pending_of(victim)
+                    .rescue(|| stealer.is_empty())
+            })
+    }
+
     /// This worker's counters (metrics).
     #[inline]
     pub(crate) fn counters(&self) -> &WorkerCounters {
@@ -144,16 +284,34 @@ impl WorkerThread {
         job
     }
 
+    /// `take_local_job`, except that every `FAIR_INTERVAL`-th call first takes one job
+    /// from the injector if it holds any: work from outside starts within a bounded
+    /// number of local jobs even while the own deque never runs dry (tokio's and Go's
+    /// global-queue interval).
+    #[inline]
+    fn take_local_job_fair(&self) -> Option<JobRef> {
+        let tick = self.local_ticks.get().wrapping_add(1);
+        self.local_ticks.set(tick);
+        if tick % FAIR_INTERVAL == 0 {
+            if let Steal::Success(job) = self.registry.injector().steal() {
+                self.counters.injector_batch(1);
+                return Some(job);
+            }
+        }
+        self.take_local_job()
+    }
+
     /// Pops the own deque without counting: `join` taking its own second half back.
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         self.worker.pop()
     }
 
-    /// Whether the own deque holds a job (racy, like rayon-core's answer).
+    /// Whether the own deque or the private stack of `join` halves holds a job (racy,
+    /// like rayon-core's answer: thieves may take them).
     #[inline]
     pub(crate) fn has_local_jobs(&self) -> bool {
-        !self.worker.is_empty()
+        !self.worker.is_empty() || self.pending.has_private()
     }
 
     /// One `steal()` from `stealer`, the way every search round steals: a queue that looks
@@ -313,10 +471,12 @@ impl WorkerThread {
 
     #[cold]
     fn wait_until_cold(&self, latch: &crate::latch::CoreLatch) {
+        // A waiting worker hides nothing: its private halves become stealable.
+        self.promote_all();
         let sleep = &self.registry.sleep;
         'outer: while !latch.probe() {
             // Local work first, without touching the shared sleep counters.
-            if let Some(job) = self.take_local_job() {
+            if let Some(job) = self.take_local_job_fair() {
                 self.execute(job);
                 continue;
             }
@@ -327,6 +487,14 @@ impl WorkerThread {
                     self.execute(job);
                     // The job may have pushed local work: start over.
                     continue 'outer;
+                }
+                if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
+                    if let Some(job) = self.rescue() {
+                        sleep.work_found();
+                        self.counters.rescue();
+                        self.execute(job);
+                        continue 'outer;
+                    }
                 }
                 sleep.no_work_found(&mut idle_state, latch, self.counters(), || {
                     self.has_pending_jobs()

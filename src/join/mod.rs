@@ -10,12 +10,14 @@
 //! without touching the scheduling loop.
 
 use crate::job::{JobRef, StackJob};
+use crate::join::pending::Popped;
 use crate::latch::SpinLatch;
 use crate::registry;
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crate::FnContext;
 
+pub(crate) mod pending;
 #[cfg(test)]
 mod test;
 
@@ -78,7 +80,9 @@ where
                 // value or panic, is discarded quietly: `oper_a`'s panic wins.
                 match offered.reclaim(worker_thread, &job_b.latch) {
                     Reclaimed::NotStolen => {
-                        unwind::drop_quietly(unwind::halt_unwinding(|| job_b.run_inline(injected)))
+                        // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
+                        let run_b = || unsafe { job_b.run_inline(injected) };
+                        unwind::drop_quietly(unwind::halt_unwinding(run_b))
                     }
                     Reclaimed::Finished => job_b.discard_result(),
                 }
@@ -89,7 +93,8 @@ where
         match offered.reclaim(worker_thread, &job_b.latch) {
             Reclaimed::NotStolen => {
                 // A panic in `oper_b` unwinds straight through: `oper_a` is done.
-                let result_b = job_b.run_inline(injected);
+                // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
+                let result_b = unsafe { job_b.run_inline(injected) };
                 (result_a, result_b)
             }
             Reclaimed::Finished => (result_a, job_b.into_result()),
@@ -97,12 +102,14 @@ where
     })
 }
 
-/// The second half of a `join` while it is offered to thieves.
+/// The second half of a `join` while its first half runs.
 ///
-/// Today the offer is an eager push on the worker's deque; this is the seam where a lazy
-/// (heartbeat) scheme would keep `b` private until promotion.
+/// The half waits on the worker's private stack (`join::pending`) and is promoted to the
+/// worker's deque only when another worker could take it (`docs/join.md`).
 struct SecondHalf {
     id: (*const (), usize),
+    /// Its position on the private stack.
+    pos: usize,
 }
 
 /// How the second half came back.
@@ -114,22 +121,38 @@ enum Reclaimed {
 }
 
 impl SecondHalf {
-    /// Makes `job_b` available to other workers.
+    /// Keeps `job_b` on the worker's private stack, from where it may be promoted.
     ///
     /// # Safety
     /// `job_b` must stay alive until [`SecondHalf::reclaim`] returns.
     #[inline]
     unsafe fn offer(worker_thread: &WorkerThread, job_b: JobRef) -> SecondHalf {
         let id = job_b.id();
-        worker_thread.push(job_b);
-        SecondHalf { id }
+        // SAFETY: forwarded: `reclaim` pops the half back and, if it was promoted, waits
+        // for its latch (or finds it on the deque) before the caller's frame goes away.
+        let pos = unsafe { worker_thread.push_pending(job_b) };
+        SecondHalf { id, pos }
     }
 
-    /// Takes the second half back after the first half returned: pops the own deque until
-    /// it finds `b` (running anything the first half left behind), or finds the deque
-    /// empty, meaning `b` was stolen, and then waits for `latch` while running other jobs.
+    /// Takes the second half back after the first half returned. Still private: the
+    /// caller runs it inline. Promoted: pops the own deque until it finds `b` (running
+    /// anything the first half left behind), or finds the deque empty, meaning `b` was
+    /// stolen, and then waits for `latch` while running other jobs.
     #[inline]
     fn reclaim(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
+        match worker_thread.pop_pending(self.pos) {
+            Popped::Private => Reclaimed::NotStolen,
+            Popped::Promoted => self.reclaim_promoted(worker_thread, latch),
+            Popped::Rescued => {
+                // Not on the deque: the rescuer runs it and sets the latch.
+                worker_thread.wait_until(latch);
+                Reclaimed::Finished
+            }
+        }
+    }
+
+    #[cold]
+    fn reclaim_promoted(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
         while !latch.probe() {
             // `pop_local`, not `take_local_job`: popping our own `b` back is not a job
             // execution and is not counted as a local pop (metrics).

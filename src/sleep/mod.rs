@@ -43,6 +43,12 @@ pub(crate) const ROUNDS_UNTIL_SLEEPY: u32 = if cfg!(loom) { 0 } else { 32 };
 /// Unsuccessful rounds before a worker actually parks (one more search after announcing).
 pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
 
+/// Unsuccessful rounds before a worker tries to rescue another worker's private `join`
+/// half (`docs/join.md`, "Rescue"): late enough that an owner that still calls `join`
+/// promotes first (a rescue costs a heavy barrier), early enough that a long leaf's
+/// sibling starts within tens of microseconds.
+pub(crate) const ROUNDS_UNTIL_RESCUE: u32 = if cfg!(loom) { 0 } else { 8 };
+
 /// The pool-wide sleep state: the counters word and one parking spot per worker.
 pub(crate) struct Sleep {
     worker_sleep_states: Vec<CachePadded<WorkerSleepState>>,
@@ -70,6 +76,12 @@ pub(crate) struct IdleState {
 }
 
 impl IdleState {
+    /// Unsuccessful search rounds since this worker went idle (or was partly woken).
+    #[inline]
+    pub(crate) fn rounds(&self) -> u32 {
+        self.rounds
+    }
+
     /// Woken by a latch or new work: start the whole idle schedule again.
     fn wake_fully(&mut self) {
         self.rounds = 0;
@@ -97,6 +109,15 @@ impl Sleep {
     /// Workers parked right now (a racy snapshot, for tests and metrics).
     pub(crate) fn sleeping_threads(&self) -> usize {
         self.counters.load(Ordering::SeqCst).sleeping_threads()
+    }
+
+    /// Whether some worker is searching for work or parked: a hint for lazy `join`, which
+    /// promotes a private half only when someone could take it. Relaxed: a stale answer
+    /// only delays a promotion to the next `join` or makes one that nobody needed; no
+    /// job depends on it (every private half is run by its owner if not promoted).
+    #[inline]
+    pub(crate) fn has_idle_workers(&self) -> bool {
+        self.counters.load(Ordering::Relaxed).inactive_threads() > 0
     }
 
     /// A worker ran out of local work and starts searching.

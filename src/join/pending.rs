@@ -1,0 +1,279 @@
+//! A worker's private stack of pending second halves: the lazy half of `join`.
+//!
+//! `join` keeps its second half (`b`) here instead of on the worker's crossbeam deque.
+//! The owner pushes and pops with plain (relaxed) loads and stores and a [`light`]
+//! barrier, which is a compiler fence once `membarrier(2)` is registered: no atomic
+//! read-modify-write, no fence instruction. A half leaves the stack in one of three ways:
+//!
+//! * its `join` pops it back after the first half returned and runs it inline (the
+//!   common case: nobody needed it);
+//! * the owner *promotes* it to its deque, oldest first, where thieves can take it;
+//! * an idle worker *rescues* it: takes the oldest half straight from this stack, for a
+//!   first half that runs long without calling into the pool (a long leaf, or one that
+//!   blocks until the second half runs).
+//!
+//! Positions are absolute and grow with `join` nesting; slots are reused modulo
+//! [`CAPACITY`]. Positions `bottom..top` are private; below `bottom` a half was promoted
+//! or rescued, and its slot says which. Only the owner writes `top`; `bottom` is written
+//! only under `lock` (by the owner's promotions and slow pops, and by rescuers).
+//!
+//! The owner's pop and a rescuer's claim race for the same half in the THE protocol of
+//! Cilk-5 (Frigo, Leiserson, Randall, PLDI 1998): the owner stores `top` then loads
+//! `bottom`, the rescuer stores `bottom` then loads `top`. Cilk puts a fence on the
+//! owner's side; here the owner has [`light`] and the rescuer [`heavy`], the asymmetric
+//! pair the sleep module already uses, so at least one of the two sees the other's
+//! store and a half is never run twice. `docs/join.md` gives the whole argument.
+
+use crate::job::JobRef;
+use crate::sync::barrier::{self, Park};
+use crate::sync::protocol::{AtomicUsize, Mutex};
+use crate::sync::Ordering;
+
+/// Slots of the private stack. A worker whose `join`s nest deeper promotes the oldest
+/// half to make room (it is offered eagerly, as in rayon-core).
+pub(crate) const CAPACITY: usize = 64;
+
+/// The execute word of a slot whose half was promoted to the deque.
+const PROMOTED: usize = 1;
+/// The execute word of a slot whose half was rescued by another worker.
+const RESCUED: usize = 0;
+
+/// Where a popped half went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Popped {
+    /// Still private: the `join` runs it inline.
+    Private,
+    /// On the owner's deque, or taken from there by a thief.
+    Promoted,
+    /// Taken by a rescuer, who runs it and sets its latch.
+    Rescued,
+}
+
+struct Slot {
+    pointer: AtomicUsize,
+    execute_fn: AtomicUsize,
+}
+
+pub(crate) struct PendingHalves {
+    /// One past the newest half. Written only by the owner.
+    top: AtomicUsize,
+    /// The oldest private half. Written only under `lock`.
+    bottom: AtomicUsize,
+    /// Serialises rescuers against each other and against the owner's promotions and
+    /// slow pops. The owner's push and fast pop never take it.
+    lock: Mutex<()>,
+    slots: [Slot; CAPACITY],
+}
+
+impl PendingHalves {
+    pub(crate) fn new() -> Self {
+        PendingHalves {
+            top: AtomicUsize::new(0),
+            bottom: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            slots: std::array::from_fn(|_| Slot {
+                pointer: AtomicUsize::new(0),
+                execute_fn: AtomicUsize::new(PROMOTED),
+            }),
+        }
+    }
+
+    // Orderings: `top` is stored Release by the owner and loaded Acquire by rescuers, so
+    // a rescuer that sees a half's position also sees its slot. Everything else the
+    // owner does on the fast path is Relaxed: the store-load race with a rescuer is
+    // ordered by the barrier pair, and all other accesses to `bottom` and the slots
+    // happen under `lock` or by the owner alone.
+
+    /// Owner: whether the stack is full. One slot is kept free so that a rescuer's
+    /// provisional claim (`bottom + 1`, then maybe undone) can never make the owner
+    /// reuse the slot the rescuer is reading.
+    #[inline]
+    pub(crate) fn is_full(&self) -> bool {
+        let top = self.top.load(Ordering::Relaxed);
+        // Saturating: a rescuer's provisional claim may put `bottom` one past `top`.
+        top.saturating_sub(self.bottom.load(Ordering::Relaxed)) >= CAPACITY - 1
+    }
+
+    /// Whether any half is private (racy for anyone but the owner; exact for the owner).
+    #[inline]
+    pub(crate) fn has_private(&self) -> bool {
+        self.top.load(Ordering::Relaxed) > self.bottom.load(Ordering::Relaxed)
+    }
+
+    /// Owner: pushes `job` as the newest private half and returns its position. The stack
+    /// must not be full.
+    #[inline]
+    pub(crate) fn push(&self, job: JobRef) -> usize {
+        debug_assert!(!self.is_full());
+        let pos = self.top.load(Ordering::Relaxed);
+        let slot = &self.slots[pos % CAPACITY];
+        let (pointer, execute_fn) = job.into_raw();
+        slot.pointer.store(pointer as usize, Ordering::Relaxed);
+        slot.execute_fn.store(execute_fn, Ordering::Relaxed);
+        self.top.store(pos + 1, Ordering::Release);
+        pos
+    }
+
+    /// Owner: the `join` that pushed `pos` takes its half back. Every newer half was
+    /// popped before (`join`s nest).
+    #[inline]
+    pub(crate) fn pop(&self, pos: usize) -> Popped {
+        debug_assert_eq!(
+            self.top.load(Ordering::Relaxed),
+            pos + 1,
+            "join halves popped out of order"
+        );
+        self.top.store(pos, Ordering::Relaxed);
+        // Pairs with the rescuer's heavy barrier between its store of `bottom` and its
+        // load of `top` (docs/join.md, "Rescue").
+        barrier::light();
+        if pos >= self.bottom.load(Ordering::Relaxed) {
+            return Popped::Private;
+        }
+        self.pop_cold(pos)
+    }
+
+    #[cold]
+    fn pop_cold(&self, pos: usize) -> Popped {
+        let _lock = self.lock.lock();
+        // Under the lock `bottom` is settled: a rescuer that saw our pop has undone its
+        // claim; one that won has marked the slot.
+        if pos >= self.bottom.load(Ordering::Relaxed) {
+            return Popped::Private;
+        }
+        let mark = self.slots[pos % CAPACITY]
+            .execute_fn
+            .load(Ordering::Relaxed);
+        // Everything from `pos` up is gone: the stack is empty.
+        self.bottom.store(pos, Ordering::Relaxed);
+        if mark == RESCUED {
+            Popped::Rescued
+        } else {
+            debug_assert_eq!(mark, PROMOTED);
+            Popped::Promoted
+        }
+    }
+
+    /// Owner: takes the oldest private half out and hands it to `push` while still holding
+    /// the lock, so that a rescuer, which checks the owner's deque under the same lock,
+    /// never takes a half while an older promoted one sits on the deque. Returns whether
+    /// a half was promoted.
+    pub(crate) fn promote_oldest(&self, push: impl FnOnce(JobRef)) -> bool {
+        let _lock = self.lock.lock();
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        if bottom == self.top.load(Ordering::Relaxed) {
+            return false;
+        }
+        let job = self.take(bottom, PROMOTED);
+        self.bottom.store(bottom + 1, Ordering::Relaxed);
+        push(job);
+        true
+    }
+
+    /// Another worker: takes the oldest private half if there is one and
+    /// `owner_deque_is_empty()` holds (checked under the lock). The caller runs the
+    /// half; the owner's `join` waits for its latch.
+    pub(crate) fn rescue(&self, owner_deque_is_empty: impl FnOnce() -> bool) -> Option<JobRef> {
+        if !self.has_private() {
+            return None;
+        }
+        let _lock = self.lock.lock();
+        if !owner_deque_is_empty() {
+            // Steal from the deque instead: its halves are older.
+            return None;
+        }
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        if bottom >= self.top.load(Ordering::Acquire) {
+            return None;
+        }
+        // Claim, then look whether the owner popped the half meanwhile.
+        self.bottom.store(bottom + 1, Ordering::Relaxed);
+        if barrier::heavy() == Park::Recheck {
+            // The barrier pair may be inexact for an owner that read the old mode: wait
+            // until its pop, if any, is visible (sync::barrier, "Failure").
+            std::thread::sleep(barrier::RECHECK_AFTER);
+        }
+        if bottom < self.top.load(Ordering::Acquire) {
+            Some(self.take(bottom, RESCUED))
+        } else {
+            self.bottom.store(bottom, Ordering::Relaxed);
+            None
+        }
+    }
+
+    /// Reads the half at `pos` and marks its slot with `mark`. Under the lock.
+    fn take(&self, pos: usize, mark: usize) -> JobRef {
+        let slot = &self.slots[pos % CAPACITY];
+        let pointer = slot.pointer.load(Ordering::Relaxed) as *const ();
+        let execute_fn = slot.execute_fn.swap(mark, Ordering::Relaxed);
+        debug_assert!(execute_fn > PROMOTED, "a half taken twice");
+        // SAFETY: the slot holds the two words of the half pushed at `pos`: the owner
+        // wrote them before publishing `top > pos` (Release, seen by our Acquire load or
+        // written by ourselves), and cannot overwrite them while the position is claimed
+        // (`is_full` keeps a slot free).
+        unsafe { JobRef::from_raw(pointer, execute_fn) }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::job::Job;
+
+    struct Nothing;
+    impl Job for Nothing {
+        unsafe fn execute(_: *const ()) {}
+    }
+
+    fn job(n: &Nothing) -> JobRef {
+        // SAFETY: never executed.
+        unsafe { JobRef::new(n) }
+    }
+
+    #[test]
+    fn pops_see_promotion_and_rescue_of_older_halves() {
+        let (x, y, z) = (Nothing, Nothing, Nothing);
+        let s = PendingHalves::new();
+        let p0 = s.push(job(&x));
+        let p1 = s.push(job(&y));
+        let mut promoted = None;
+        assert!(s.promote_oldest(|j| promoted = Some(j.id())));
+        assert_eq!(promoted, Some(job(&x).id()), "the oldest goes first");
+        assert_eq!(
+            s.rescue(|| false).map(|j| j.id()),
+            None,
+            "the deque is not empty"
+        );
+        assert_eq!(s.rescue(|| true).map(|j| j.id()), Some(job(&y).id()));
+        let p2 = s.push(job(&z));
+        assert_eq!(s.pop(p2), Popped::Private);
+        assert_eq!(s.pop(p1), Popped::Rescued);
+        assert_eq!(s.pop(p0), Popped::Promoted);
+        assert!(!s.has_private());
+        assert!(s.rescue(|| true).is_none());
+        assert!(!s.promote_oldest(|_| unreachable!()));
+    }
+
+    #[test]
+    fn slots_wrap_and_one_stays_free() {
+        let n = Nothing;
+        let s = PendingHalves::new();
+        let mut positions = Vec::new();
+        while !s.is_full() {
+            positions.push(s.push(job(&n)));
+        }
+        assert_eq!(positions.len(), CAPACITY - 1);
+        assert!(s.promote_oldest(|_| {}));
+        positions.push(s.push(job(&n)));
+        assert!(s.is_full());
+        while let Some(pos) = positions.pop() {
+            let expected = if pos == 0 {
+                Popped::Promoted
+            } else {
+                Popped::Private
+            };
+            assert_eq!(s.pop(pos), expected);
+        }
+        assert!(!s.has_private());
+    }
+}
