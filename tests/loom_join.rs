@@ -1,0 +1,125 @@
+//! Model checking of the lazy `join`'s private stack (`src/join/pending.rs`) with
+//! [loom](https://docs.rs/loom): the owner pushes and pops second halves with plain stores
+//! and a light barrier while another worker *rescues* the oldest half (THE protocol,
+//! `docs/join.md`, "Rescue"). Every half must end up with exactly one runner: the owner
+//! (its pop says `"private"`), the rescuer, or the deque (promoted).
+//!
+//! As for `loom_sleep`, loom cannot see `membarrier(2)`: the model checks the fence
+//! variant of the barrier pair (`--cfg stealpool_fences`).
+//!
+//! ```text
+//! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom --cfg stealpool_fences" \
+//!     cargo test --release --target-dir target/loom --test loom_join
+//! ```
+#![cfg(loom)]
+
+use loom::sync::Arc;
+use loom::thread;
+use stealpool::__loom_join::ModelPending;
+
+/// Who ran each of `n` halves (tokens `1..=n`), from the owner's pops, the owner's
+/// promotions and the rescuer's takes. Panics if a half has no runner or two.
+fn check_each_half_once(n: usize, owner: &[(usize, &str)], promoted: &[usize], rescued: &[usize]) {
+    for token in 1..=n {
+        let popped = owner
+            .iter()
+            .find(|(t, _)| *t == token)
+            .map(|(_, how)| *how)
+            .expect("every half is popped by its join");
+        let by_owner = usize::from(popped == "private");
+        let by_deque = promoted.iter().filter(|&&t| t == token).count();
+        let by_rescuer = rescued.iter().filter(|&&t| t == token).count();
+        assert_eq!(
+            by_owner + by_deque + by_rescuer,
+            1,
+            "half {token}: popped {popped:?}, promoted {by_deque}, rescued {by_rescuer}"
+        );
+        // The owner's pop must say where the half went.
+        match popped {
+            "promoted" => assert_eq!(by_deque, 1, "half {token}"),
+            "rescued" => assert_eq!(by_rescuer, 1, "half {token}"),
+            _ => {}
+        }
+    }
+}
+
+/// One half, popped by its owner while a rescuer tries to take it: exactly one of them
+/// runs it. (Without the barrier pair both could: the owner's load of `bottom` passing
+/// its store of `top`.)
+#[test]
+fn a_half_is_run_once_when_owner_and_rescuer_race() {
+    loom::model(|| {
+        let stack = Arc::new(ModelPending::default());
+        let pos = stack.push(1);
+        let rescuer = {
+            let stack = stack.clone();
+            thread::spawn(move || stack.rescue())
+        };
+        let popped = stack.pop(pos);
+        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        check_each_half_once(1, &[(1, popped)], &[], &rescued);
+    });
+}
+
+/// Two nested halves: the rescuer may take the outer one while the owner pops the inner
+/// one, then the outer one; or lose both races.
+#[test]
+fn nested_halves_are_each_run_once() {
+    loom::model(|| {
+        let stack = Arc::new(ModelPending::default());
+        let outer = stack.push(1);
+        let inner = stack.push(2);
+        let rescuer = {
+            let stack = stack.clone();
+            thread::spawn(move || stack.rescue())
+        };
+        let popped_inner = stack.pop(inner);
+        let popped_outer = stack.pop(outer);
+        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        check_each_half_once(2, &[(2, popped_inner), (1, popped_outer)], &[], &rescued);
+    });
+}
+
+/// The owner promotes its oldest half while a rescuer works: a promoted half is never
+/// rescued too, and the owner's pops tell promoted, rescued and private apart.
+#[test]
+fn promotion_and_rescue_never_take_the_same_half() {
+    loom::model(|| {
+        let stack = Arc::new(ModelPending::default());
+        let outer = stack.push(1);
+        let inner = stack.push(2);
+        let rescuer = {
+            let stack = stack.clone();
+            thread::spawn(move || stack.rescue())
+        };
+        let promoted: Vec<usize> = stack.promote_oldest().into_iter().collect();
+        let popped_inner = stack.pop(inner);
+        let popped_outer = stack.pop(outer);
+        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        check_each_half_once(
+            2,
+            &[(2, popped_inner), (1, popped_outer)],
+            &promoted,
+            &rescued,
+        );
+    });
+}
+
+/// A half pushed after a rescue attempt began, and a slot reused after a pop: the
+/// rescuer never takes a half that was already popped, and never a stale slot.
+#[test]
+fn a_reused_position_is_never_taken_stale() {
+    loom::model(|| {
+        let stack = Arc::new(ModelPending::default());
+        let rescuer = {
+            let stack = stack.clone();
+            thread::spawn(move || stack.rescue())
+        };
+        let first = stack.push(1);
+        let popped_first = stack.pop(first);
+        let second = stack.push(2);
+        let popped_second = stack.pop(second);
+        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        check_each_half_once(2, &[(1, popped_first), (2, popped_second)], &[], &rescued);
+    });
+}
