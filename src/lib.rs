@@ -199,6 +199,11 @@ pub mod __loom {
         pub fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
             self.sleep.new_jobs(num_jobs, queue_was_empty)
         }
+        /// `Sleep::idle_workers_after_private_push` (a lazy `join`'s poll, after its
+        /// private push): whether the owner would promote.
+        pub fn idle_workers_after_private_push(&self) -> bool {
+            self.sleep.idle_workers_after_private_push()
+        }
         /// `Sleep::new_broadcast_jobs` (after the pushes).
         pub fn new_broadcast_jobs(&self) {
             self.sleep.new_broadcast_jobs()

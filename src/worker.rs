@@ -176,12 +176,12 @@ impl WorkerThread {
         self.pending.pop(pos)
     }
 
-    /// The per-`join` poll: two loads of lines that change only when a worker goes idle
-    /// or work is injected. Promotes when some worker is idle or searching; takes an
+    /// The per-`join` poll, after the private push: the light barrier and two loads of
+    /// lines that change only when a worker goes idle or work is injected. Promotes when some worker is idle or searching; takes an
     /// injected job now and then when the injector holds one (fair injection).
     #[inline]
     fn poll_join(&self) {
-        let idle = self.can_share && self.registry.sleep.has_idle_workers();
+        let idle = self.can_share && self.registry.sleep.idle_workers_after_private_push();
         let injected = !self.registry.injector().is_empty();
         if idle || injected {
             self.poll_join_cold(idle, injected);

@@ -175,3 +175,54 @@ fn every_worker_wakes_for_its_broadcast_job() {
         }
     });
 }
+
+/// A lazy `join` half (docs/join.md): the owner keeps it private and promotes it to its
+/// deque only if its poll sees an idle worker; the owner then never comes back (its first
+/// half blocks on the second). The worker must still get the half: promoted (and woken
+/// for it) or rescued from the private stack after its last look saw it. (As for the
+/// other models: a mutant whose last look ignores private halves is *not* caught here,
+/// because in loom's fence model the worker's `start_looking` and its search already
+/// order against the owner's poll; on hardware with the compiler-fence side of the
+/// membarrier pair the last look is what sees the half, docs/join.md.)
+#[test]
+fn a_private_half_is_never_hidden_from_a_worker_going_to_sleep() {
+    loom::model(|| {
+        let sleep = Arc::new(ModelSleep::new(2));
+        let private = Arc::new(AtomicBool::new(false));
+        let deque = Arc::new(AtomicBool::new(false));
+        let latch = Arc::new(ModelLatch::new());
+        let worker = {
+            let (sleep, private, deque, latch) =
+                (sleep.clone(), private.clone(), deque.clone(), latch.clone());
+            thread::spawn(move || {
+                let mut idle = sleep.start_looking(1);
+                loop {
+                    // A steal from the deque, then a rescue from the private stack: each a
+                    // CAS, as the real ones are (the rescue under its lock).
+                    let took = |flag: &AtomicBool| {
+                        flag.compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+                            .is_ok()
+                    };
+                    if took(&deque) || took(&private) {
+                        sleep.work_found();
+                        return;
+                    }
+                    sleep.no_work_found(1, &mut idle, &latch, || {
+                        deque.load(Ordering::Acquire) || private.load(Ordering::Acquire)
+                    });
+                }
+            })
+        };
+        // The owner (worker 0, active): private push, poll, maybe promote.
+        private.store(true, Ordering::Release);
+        if sleep.idle_workers_after_private_push()
+            && private
+                .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            deque.store(true, Ordering::Release);
+            sleep.new_jobs(1, true);
+        }
+        worker.join().unwrap();
+    });
+}

@@ -111,12 +111,17 @@ impl Sleep {
         self.counters.load(Ordering::SeqCst).sleeping_threads()
     }
 
-    /// Whether some worker is searching for work or parked: a hint for lazy `join`, which
-    /// promotes a private half only when someone could take it. Relaxed: a stale answer
-    /// only delays a promotion to the next `join` or makes one that nobody needed; no
-    /// job depends on it (every private half is run by its owner if not promoted).
+    /// After a lazy `join` pushed a half on its private stack: whether some worker is
+    /// searching for work or parked, so that promoting the half would help.
+    ///
+    /// The light barrier first: the private push pairs with a sleeper's registration and
+    /// heavy barrier exactly as a deque push does (`new_jobs`), so either this load sees
+    /// the sleeper (and the caller promotes, which wakes it) or the sleeper's last look sees
+    /// the private half (docs/join.md, "No half is lost"). Relaxed load: the barrier pair
+    /// orders it; otherwise a stale answer only delays or adds one promotion.
     #[inline]
-    pub(crate) fn has_idle_workers(&self) -> bool {
+    pub(crate) fn idle_workers_after_private_push(&self) -> bool {
+        barrier::light();
         self.counters.load(Ordering::Relaxed).inactive_threads() > 0
     }
 
