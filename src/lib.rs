@@ -179,9 +179,9 @@ pub mod __loom {
         pub fn start_looking(&self, worker: usize) -> ModelIdle {
             ModelIdle(self.sleep.start_looking(worker))
         }
-        /// `Sleep::work_found`.
-        pub fn work_found(&self) {
-            self.sleep.work_found()
+        /// `Sleep::work_found`; `more_work` tells whether other jobs are queued.
+        pub fn work_found(&self, idle: &mut ModelIdle, more_work: impl Fn() -> bool) {
+            self.sleep.work_found(&mut idle.0, more_work)
         }
         /// `Sleep::no_work_found` for worker `worker`, waiting on `latch`; `pending` is the
         /// last look at the queues.

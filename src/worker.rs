@@ -230,6 +230,10 @@ impl WorkerThread {
     fn promote_oldest(&self) -> bool {
         let promoted = self.pending.promote_oldest(|job| self.worker.push(job));
         if promoted {
+            // A pool that shares `join` halves pays the light barrier twice per `join`:
+            // make sure the membarrier registration that turns it into a compiler fence
+            // has started, even if no worker ever parks (one relaxed load once started).
+            crate::sync::barrier::prepare();
             self.counters.promotion();
             // As for any push: tell the sleep module (after the push, docs/sleep.md).
             self.registry.sleep.new_jobs(1, true);
@@ -417,8 +421,9 @@ impl WorkerThread {
                     if !self.worker.is_empty() {
                         // The rest of the batch is now stealable from our deque; let a
                         // sleeper know, as for a push. We still count as idle here, so
-                        // this rarely wakes anyone itself: the wake usually comes from the
-                        // `work_found` cascade our caller runs next (docs/sleep.md).
+                        // this rarely wakes anyone itself: the wake usually comes from
+                        // `work_found` (the last searcher wakes one) that our caller runs
+                        // next (docs/sleep.md).
                         self.registry.sleep.new_jobs(1, true);
                     }
                     return Some(job);
@@ -474,6 +479,9 @@ impl WorkerThread {
         // A waiting worker hides nothing: its private halves become stealable.
         self.promote_all();
         let sleep = &self.registry.sleep;
+        // Work queued besides what this worker just found, for "the last searcher wakes
+        // one" (`Sleep::work_found`): the same look as before parking.
+        let more_work = || self.has_pending_jobs();
         'outer: while !latch.probe() {
             // Local work first, without touching the shared sleep counters.
             if let Some(job) = self.take_local_job_fair() {
@@ -483,14 +491,14 @@ impl WorkerThread {
             let mut idle_state = sleep.start_looking(self.index);
             while !latch.probe() {
                 if let Some(job) = self.find_work() {
-                    sleep.work_found();
+                    sleep.work_found(&mut idle_state, more_work);
                     self.execute(job);
                     // The job may have pushed local work: start over.
                     continue 'outer;
                 }
                 if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
                     if let Some(job) = self.rescue() {
-                        sleep.work_found();
+                        sleep.work_found(&mut idle_state, more_work);
                         self.counters.rescue();
                         self.execute(job);
                         continue 'outer;
@@ -501,7 +509,7 @@ impl WorkerThread {
                 });
             }
             // The latch is set: we are active again.
-            sleep.work_found();
+            sleep.work_found(&mut idle_state, more_work);
             return;
         }
     }

@@ -40,11 +40,14 @@ use stealpool::__loom::{ModelLatch, ModelSleep};
 
 /// The worker's side: search (take the job if it is there), else `no_work_found`, until it
 /// took the job or its latch is set. Returns whether it took the job.
+///
+/// `work_found` is told that no other work is queued, so it never wakes a second
+/// sleeper: no wake-up may depend on that heuristic ("the last searcher wakes one").
 fn worker_loop(sleep: &ModelSleep, index: usize, job: &AtomicBool, latch: &ModelLatch) -> bool {
     let mut idle = sleep.start_looking(index);
     loop {
         if latch.probe() {
-            sleep.work_found();
+            sleep.work_found(&mut idle, || false);
             return false;
         }
         // A steal that finds the job takes it with a CAS, as crossbeam-deque's steal
@@ -53,7 +56,7 @@ fn worker_loop(sleep: &ModelSleep, index: usize, job: &AtomicBool, latch: &Model
             .compare_exchange(true, false, Ordering::Acquire, Ordering::Acquire)
             .is_ok()
         {
-            sleep.work_found();
+            sleep.work_found(&mut idle, || false);
             return true;
         }
         sleep.no_work_found(index, &mut idle, latch, || job.load(Ordering::Acquire));
@@ -204,7 +207,7 @@ fn a_private_half_is_never_hidden_from_a_worker_going_to_sleep() {
                             .is_ok()
                     };
                     if took(&deque) || took(&private) {
-                        sleep.work_found();
+                        sleep.work_found(&mut idle, || false);
                         return;
                     }
                     sleep.no_work_found(1, &mut idle, &latch, || {

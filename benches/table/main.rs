@@ -184,9 +184,19 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(num_cpus::get);
 
+    // `TABLE_ROWS=fib,sporadic` runs only those rows (keys: fib, tree, scope, outside,
+    // wake, idle, sporadic, leaves, injection, quicksort, par_iter).
+    let only = std::env::var("TABLE_ROWS").ok();
+    let want = |key: &str| {
+        only.as_deref()
+            .map_or(true, |o| o.split(',').any(|k| k == key))
+    };
     let mut rows = Vec::new();
     // First, while nothing else runs: the compat half compiles and measures in a child.
-    par_iter_row(plan, threads, quick, &mut rows);
+    if want("par_iter") {
+        par_iter_row(plan, threads, quick, &mut rows);
+    }
+    let par = rows.len();
     let pools = Pools {
         sp: stealpool::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -199,17 +209,26 @@ fn main() {
         chili: chili_pool(threads),
         threads,
     };
-    forkjoin::fib_rows(plan, &pools, &mut rows);
-    forkjoin::tree_row(plan, &pools, &mut rows);
-    spawn::scope_spawn_row(plan, &pools, &mut rows);
-    spawn::outside_spawn_row(plan, &pools, &mut rows);
-    idle::wake_latency_row(plan, &pools, &mut rows);
-    idle::idle_cpu_rows(plan, &pools, &mut rows);
-    idle::sporadic_row(plan, &pools, &mut rows);
-    idle::long_leaves_row(plan, &pools, &mut rows);
-    spawn::injection_row(plan, &pools, &mut rows);
-    forkjoin::quicksort_row(plan, &pools, &mut rows);
-    let par = rows.drain(..2).collect::<Vec<_>>();
+    type RowFn = fn(Plan, &Pools, &mut Vec<Row>);
+    let all: [(&str, RowFn); 10] = [
+        ("fib", forkjoin::fib_rows),
+        ("tree", forkjoin::tree_row),
+        ("scope", spawn::scope_spawn_row),
+        ("outside", spawn::outside_spawn_row),
+        ("wake", idle::wake_latency_row),
+        ("idle", idle::idle_cpu_rows),
+        ("sporadic", idle::sporadic_row),
+        ("leaves", idle::long_leaves_row),
+        ("injection", spawn::injection_row),
+        ("quicksort", forkjoin::quicksort_row),
+    ];
+    for (key, row) in all {
+        if want(key) {
+            row(plan, &pools, &mut rows);
+        }
+    }
+    // The par_iter rows (measured first) go last.
+    let par = rows.drain(..par).collect::<Vec<_>>();
     rows.extend(par);
 
     println!("\n{threads} workers per pool; medians (latency rows: the stated percentile).\n");

@@ -140,16 +140,16 @@ impl AtomicCounters {
         }
     }
 
-    /// A worker found work: it is no longer inactive. Returns how many sleepers the
-    /// caller should wake (at most 2: rayon-core's cascade, so a burst of work spreads).
+    /// A worker found work: it is no longer inactive. Returns the counters as they were
+    /// before (the caller decides whether to wake a sleeper: "the last searcher wakes one").
     #[inline]
-    pub(crate) fn sub_inactive_thread(&self) -> usize {
+    pub(crate) fn sub_inactive_thread(&self) -> Counters {
         let old = Counters {
             word: self.value.fetch_sub(ONE_INACTIVE, Ordering::SeqCst),
         };
         debug_assert!(old.inactive_threads() > 0);
         debug_assert!(old.sleeping_threads() <= old.inactive_threads());
-        std::cmp::min(old.sleeping_threads(), 2)
+        old
     }
 
     /// A sleeper is woken (by its waker) or backs out of sleeping (by itself).
@@ -196,7 +196,7 @@ mod test {
         assert!(!c.try_add_sleeping_thread(Counters {
             word: stale.word + ONE_INACTIVE
         }));
-        assert_eq!(c.sub_inactive_thread(), 1);
+        assert_eq!(c.sub_inactive_thread().sleeping_threads(), 1);
         c.sub_sleeping_thread();
         let snap = c.load(Ordering::SeqCst);
         assert_eq!((snap.inactive_threads(), snap.sleeping_threads()), (1, 0));

@@ -28,7 +28,7 @@ use self::counters::{AtomicCounters, JobsEventCounter};
 use crate::latch::CoreLatch;
 use crate::metrics::WorkerCounters;
 use crate::sync::barrier::{self, Park};
-use crate::sync::protocol::{yield_now, Condvar, Mutex, MutexGuard};
+use crate::sync::protocol::{yield_now, AtomicUsize, Condvar, Mutex, MutexGuard};
 use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
@@ -36,9 +36,12 @@ use std::time::Instant;
 pub(crate) use self::counters::THREADS_MAX;
 
 /// Unsuccessful search rounds (each followed by `thread::yield_now`) before a worker
-/// announces it is sleepy. (0 under loom: the model explores the protocol's steps, not
+/// announces it is sleepy, for the at most half of the workers that hold a spinner place
+/// (the others announce at once). rayon-core spins 32 rounds; 8 cut sporadic work (one
+/// outside `spawn` per ms) from 54 to 29 ms of CPU per second without a slower wake
+/// (`docs/performance.md`). (0 under loom: the model explores the protocol's steps, not
 /// the spinning before them.)
-pub(crate) const ROUNDS_UNTIL_SLEEPY: u32 = if cfg!(loom) { 0 } else { 32 };
+pub(crate) const ROUNDS_UNTIL_SLEEPY: u32 = if cfg!(loom) { 0 } else { 8 };
 
 /// Unsuccessful rounds before a worker actually parks (one more search after announcing).
 pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
@@ -47,12 +50,16 @@ pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
 /// half (`docs/join.md`, "Rescue"): late enough that an owner that still calls `join`
 /// promotes first (a rescue costs a heavy barrier), early enough that a long leaf's
 /// sibling starts within tens of microseconds.
-pub(crate) const ROUNDS_UNTIL_RESCUE: u32 = if cfg!(loom) { 0 } else { 8 };
+pub(crate) const ROUNDS_UNTIL_RESCUE: u32 = if cfg!(loom) { 0 } else { 4 };
 
 /// The pool-wide sleep state: the counters word and one parking spot per worker.
 pub(crate) struct Sleep {
     worker_sleep_states: Vec<CachePadded<WorkerSleepState>>,
     counters: AtomicCounters,
+    /// Workers in their spin rounds (before announcing sleepy); at most `max_spinners`.
+    spinners: CachePadded<AtomicUsize>,
+    /// Half the workers, at least one (tokio's bound on searching workers).
+    max_spinners: usize,
 }
 
 /// One worker's parking spot. Cache-padded so that waking one worker does not disturb
@@ -73,6 +80,8 @@ pub(crate) struct IdleState {
     rounds: u32,
     /// The JEC value this worker made even when it announced it was sleepy.
     jobs_counter: JobsEventCounter,
+    /// Whether this worker holds one of the pool's spinner places.
+    spinner: bool,
 }
 
 impl IdleState {
@@ -103,6 +112,8 @@ impl Sleep {
         Sleep {
             worker_sleep_states: (0..n_threads).map(|_| Default::default()).collect(),
             counters: AtomicCounters::new(),
+            spinners: CachePadded::new(AtomicUsize::new(0)),
+            max_spinners: (n_threads / 2).max(1),
         }
     }
 
@@ -133,15 +144,62 @@ impl Sleep {
             worker_index,
             rounds: 0,
             jobs_counter: JobsEventCounter::DUMMY,
+            spinner: false,
         }
     }
 
-    /// A searching worker found work (or its latch was set): it is active again. Wakes
-    /// up to two sleepers so that a burst of new work spreads.
+    /// A searching worker found work (or its latch was set): it is active again.
+    ///
+    /// "The last searcher wakes one" (tokio): if no other worker is still searching and
+    /// some are parked, wake one, unless no work is left for it. A pusher that saw this
+    /// worker searching woke nobody, counting on it (`new_jobs`); if it now leaves with
+    /// other work queued, a sleeper must take that work. `more_work` is the sleeper's last
+    /// look (`has_pending_jobs`); when it finds nothing, the heavy barrier and a second
+    /// look make the answer exact against every pusher whose light barrier came before
+    /// our decrement (`docs/sleep.md`, "When P wakes nobody"). rayon-core woke up to two
+    /// sleepers on every find, which for sporadic work woke a second worker per job only
+    /// for it to spin and park again.
     #[inline]
-    pub(crate) fn work_found(&self) {
-        let threads_to_wake = self.counters.sub_inactive_thread();
-        self.wake_any_threads(threads_to_wake);
+    pub(crate) fn work_found(&self, idle_state: &mut IdleState, more_work: impl Fn() -> bool) {
+        self.stop_spinning(idle_state);
+        let old = self.counters.sub_inactive_thread();
+        if old.sleeping_threads() > 0 && old.awake_but_idle_threads() == 1 {
+            self.wake_one_if_work_left(more_work);
+        }
+    }
+
+    #[cold]
+    fn wake_one_if_work_left(&self, more_work: impl Fn() -> bool) {
+        // A failed membarrier (`Park::Recheck`) leaves the pair inexact: wake anyway.
+        if more_work() || barrier::heavy() == Park::Recheck || more_work() {
+            self.wake_any_threads(1);
+        }
+    }
+
+    /// Takes a spinner place if fewer than half the workers hold one. A worker without a
+    /// place skips the spin rounds and goes straight to announcing it is sleepy.
+    #[inline]
+    fn start_spinning(&self, idle_state: &mut IdleState) -> bool {
+        if !idle_state.spinner {
+            // Relaxed: the bound is a heuristic (how much CPU idle workers burn); no
+            // wake-up depends on who spins.
+            let spinning = self.spinners.fetch_add(1, Ordering::Relaxed);
+            if spinning >= self.max_spinners {
+                self.spinners.fetch_sub(1, Ordering::Relaxed);
+                return false;
+            }
+            idle_state.spinner = true;
+        }
+        true
+    }
+
+    /// Gives the spinner place back, if held.
+    #[inline]
+    fn stop_spinning(&self, idle_state: &mut IdleState) {
+        if idle_state.spinner {
+            idle_state.spinner = false;
+            self.spinners.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     /// A full search round found nothing (every source said `Empty`). Yields, announces
@@ -158,10 +216,15 @@ impl Sleep {
         counters: &WorkerCounters,
         has_pending_jobs: impl Fn() -> bool,
     ) {
-        if idle_state.rounds < ROUNDS_UNTIL_SLEEPY {
+        if idle_state.rounds < ROUNDS_UNTIL_SLEEPY && self.start_spinning(idle_state) {
             yield_now();
             idle_state.rounds += 1;
-        } else if idle_state.rounds == ROUNDS_UNTIL_SLEEPY {
+            return;
+        }
+        // Out of spin rounds, or enough workers spin already.
+        self.stop_spinning(idle_state);
+        if idle_state.rounds <= ROUNDS_UNTIL_SLEEPY {
+            idle_state.rounds = ROUNDS_UNTIL_SLEEPY;
             idle_state.jobs_counter = self.announce_sleepy();
             idle_state.rounds += 1;
             yield_now();
