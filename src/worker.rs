@@ -9,7 +9,8 @@
 //!    `broadcast`, `spawn_broadcast`);
 //! 3. `steal_batch_and_pop` from the pool's injector into the own deque (one CAS claims
 //!    the job returned plus up to 32 more for the own deque: the injector is FIFO);
-//! 4. `steal` from the other workers, starting at a random victim (fastrand).
+//! 4. `steal_batch_and_pop` from the other workers, starting at a random victim (fastrand):
+//!    one job to run and up to half of the rest into the own deque.
 //!
 //! A round that found nothing but saw any `Steal::Retry` is repeated after a
 //! `crossbeam_utils::Backoff` step: `Retry` means "lost a race, the queue probably still
@@ -459,7 +460,35 @@ impl WorkerThread {
         (start..num_threads)
             .chain(0..start)
             .filter(|&victim| victim != self.index)
-            .find_map(|victim| self.steal_from(self.registry.stealer(victim), retry))
+            .find_map(|victim| self.steal_batch_from(self.registry.stealer(victim), retry))
+    }
+
+    /// Steals from a victim's deque: one job to run now and, in the same CAS, up to half
+    /// of the rest (at most 32) into the own deque, where this worker pops them and other
+    /// thieves may steal them (tokio steals half too). rayon-core takes one job per steal:
+    /// with a flood of tiny `Scope::spawn`s, each steal then cost more than the job, and
+    /// the thief and the spawner fought over the deque's front line for every job.
+    /// Sets `retry` on `Steal::Retry`.
+    #[inline]
+    fn steal_batch_from(&self, stealer: &Stealer<JobRef>, retry: &mut bool) -> Option<JobRef> {
+        if stealer.is_empty() {
+            return None;
+        }
+        match stealer.steal_batch_and_pop(&self.worker) {
+            Steal::Success(job) => {
+                if !self.worker.is_empty() {
+                    // The rest of the batch is stealable from our deque now: as for a push.
+                    self.registry.sleep.new_jobs(1, true);
+                }
+                Some(job)
+            }
+            Steal::Empty => None,
+            Steal::Retry => {
+                self.counters.retry_seen();
+                *retry = true;
+                None
+            }
+        }
     }
 
     /// Runs jobs until `latch` is set; parks when there is nothing to do.
