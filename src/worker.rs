@@ -52,17 +52,18 @@ pub(crate) struct WorkerThread {
     pending: Arc<CachePadded<PendingHalves>>,
     /// Whether another worker exists to take a promoted half (`num_threads > 1`).
     can_share: bool,
-    /// Fair injection: joins that saw the injector non-empty still to go before this
-    /// worker takes another injected job in the middle of its own work.
-    fair_credit: Cell<u32>,
+    /// Fair injection: `join`s polled so far (wrapping), and the value at the last
+    /// injected job taken in the middle of this worker's own work.
+    joins: Cell<u32>,
+    last_fair_turn: Cell<u32>,
     /// Set while this worker runs an injected job from inside a `join` (no nesting).
     in_fair_turn: Cell<bool>,
     /// Local jobs taken while waiting, counted for fair injection (`FAIR_INTERVAL`).
     local_ticks: Cell<u32>,
 }
 
-/// Fair injection: at most one injected job per this many local turns (joins that saw
-/// the injector non-empty, or local pops while waiting) is taken ahead of local work.
+/// Fair injection: at most one injected job per this many local turns (`join`s, or local
+/// pops while waiting) is taken ahead of local work.
 /// Tokio's and Go's global-queue interval.
 pub(crate) const FAIR_INTERVAL: u32 = 61;
 
@@ -92,7 +93,8 @@ impl WorkerThread {
             can_share: registry.num_threads() > 1,
             pending: registry.pending(index),
             registry,
-            fair_credit: Cell::new(0),
+            joins: Cell::new(0),
+            last_fair_turn: Cell::new(0u32.wrapping_sub(FAIR_INTERVAL)),
             in_fair_turn: Cell::new(false),
             local_ticks: Cell::new(0),
         }
@@ -182,6 +184,7 @@ impl WorkerThread {
     /// injected job now and then when the injector holds one (fair injection).
     #[inline]
     fn poll_join(&self) {
+        self.joins.set(self.joins.get().wrapping_add(1));
         let idle = self.can_share && self.registry.sleep.idle_workers_after_private_push();
         let injected = !self.registry.injector().is_empty();
         if idle || injected {
@@ -203,22 +206,22 @@ impl WorkerThread {
     }
 
     /// Runs one injected job in the middle of this worker's own work, at most once per
-    /// `FAIR_INTERVAL` polls that saw the injector non-empty, and never nested inside
+    /// `FAIR_INTERVAL` `join`s (counting every `join`, so an injected job that arrives
+    /// after a quiet spell starts at the next `join`), and never nested inside
     /// another such turn (a flood of injected `join`s would otherwise nest without bound).
     #[cold]
     fn fair_turn(&self) {
         if self.in_fair_turn.get() {
             return;
         }
-        let credit = self.fair_credit.get();
-        if credit > 0 {
-            self.fair_credit.set(credit - 1);
+        let joins = self.joins.get();
+        if joins.wrapping_sub(self.last_fair_turn.get()) < FAIR_INTERVAL {
             return;
         }
         if let Steal::Success(job) = self.registry.injector().steal() {
             // Nothing stays hidden behind a job that may run long or block.
             self.promote_all();
-            self.fair_credit.set(FAIR_INTERVAL);
+            self.last_fair_turn.set(joins);
             self.counters.injector_batch(1);
             self.in_fair_turn.set(true);
             self.execute(job);

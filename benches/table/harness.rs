@@ -19,7 +19,7 @@ pub struct Plan {
 impl Plan {
     pub fn full() -> Self {
         Plan {
-            rounds: 15,
+            rounds: 31,
             window: Duration::from_millis(500),
             latency_samples: 200,
             shrink: 0,

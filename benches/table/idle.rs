@@ -148,7 +148,10 @@ pub fn long_leaves_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
     // alike (threads that slept in another pool's turn come back slowly), which hides
     // what the row is about: whether the pool splits at all.
     let block = |sample: &mut dyn FnMut() -> Duration| {
-        sample();
+        for _ in 0..3 {
+            idle();
+            sample();
+        }
         let mut v: Vec<f64> = (0..plan.rounds)
             .map(|_| {
                 idle();
