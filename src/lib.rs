@@ -1,7 +1,8 @@
 //! # stealpool
 //!
-//! A work-stealing thread pool with rayon-core's API: switching is
-//! `use stealpool as rayon_core;`.
+//! A work-stealing thread pool with rayon-core's API: switching is a crate rename in
+//! `Cargo.toml` (`rayon-core = { package = "stealpool", ... }`; the README has the
+//! details, and how the `rayon` crate runs on it through `compat/rayon-core`).
 //!
 //! * A **registry** starts one worker thread per logical CPU (`num_cpus::get()`,
 //!   overridable with [`ThreadPoolBuilder::num_threads`] or the `STEALPOOL_NUM_THREADS`
@@ -9,9 +10,14 @@
 //!   one `Injector` for work arriving from outside the pool.
 //! * Each worker runs the **scheduling loop** of crossbeam-deque's docs and rayon-core:
 //!   local `pop`, then `Injector::steal_batch_and_pop` (one job plus up to 32 more in one CAS), then a
-//!   scan of the other workers' stealers from a random victim. A round that saw
-//!   `Steal::Retry` is repeated after a `Backoff` step: `Retry` is never taken for
-//!   `Empty`.
+//!   scan of the other workers' stealers from a random victim (`steal_batch_and_pop`
+//!   as well). A round that saw `Steal::Retry` is repeated after a `Backoff` step:
+//!   `Retry` is never taken for `Empty`. A worker busy with its own work still takes one
+//!   injected job every 61 `join`s or local jobs (fair injection).
+//! * [`join`] is **lazy**: the second half waits on a private per-worker stack and is
+//!   promoted to the deque only when another worker is idle, or rescued by an idle worker
+//!   when the first half runs long without calling into the pool (`docs/join.md`). About
+//!   half of rayon-core's cost per `join`, with the same semantics.
 //! * A **sleep/wake** protocol parks a worker only after a round confirmed `Empty`
 //!   everywhere, and never loses a wake-up (see `docs/sleep.md`).
 //! * [`join`], [`scope`], [`spawn`] and [`ThreadPool::install`] behave as in rayon-core,

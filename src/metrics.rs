@@ -343,7 +343,8 @@ impl fmt::Display for PoolMetrics {
         writeln!(f, "injected jobs: {}", self.injected_jobs)?;
         write!(
             f,
-            "executed = local + bcast + inj.calls + steals + rescued (where each job came from)\n\
+            "executed = local + bcast + inj.calls + steals + rescued (where each job came from;\n\
+             a join's second half that its own join runs is part of that join, counted nowhere)\n\
              local: popped from the own deque; bcast: from the own broadcast queue\n\
              inj.calls: injector batch steals (inj.moved: jobs they moved); steals: from other workers\n\
              retries: Steal::Retry answers; retry.rd: empty rounds repeated because of Retry\n\

@@ -231,6 +231,10 @@ fn main() {
     let par = rows.drain(..par).collect::<Vec<_>>();
     rows.extend(par);
 
+    if quick {
+        println!("\n--test: a smoke run at reduced sizes (and without the compat half of the");
+        println!("par_iter rows); the figures below are not results.");
+    }
     println!("\n{threads} workers per pool; medians (latency rows: the stated percentile).\n");
     println!("| row | sequential | rayon-core | chili | stealpool | stealpool / rayon-core | stealpool / chili | stealpool / sequential | goal |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");

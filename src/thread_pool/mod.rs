@@ -272,7 +272,8 @@ impl ThreadPool {
 
     /// A snapshot of this pool's counters: per worker (jobs executed, local pops,
     /// injector batches and the jobs they moved, steals, `Retry` results seen, rounds
-    /// repeated because of `Retry`, parks, unparks, time parked in ns) and pool totals.
+    /// repeated because of `Retry`, `join` halves promoted and rescued, parks, unparks,
+    /// time parked in ns) and pool totals.
     /// See [`PoolMetrics`]. Not in rayon-core.
     pub fn metrics(&self) -> PoolMetrics {
         self.registry.counters().snapshot()
