@@ -271,13 +271,12 @@ pub mod __loom_join {
         pub fn push(&self, token: usize) -> usize {
             self.0.push(half(token))
         }
-        /// Owner: the `join` of `pos` takes its half back: `"private"` (run inline),
-        /// `"promoted"` or `"rescued"`.
+        /// Owner: the `join` of `pos` takes its half back: `"private"` (run inline) or
+        /// `"taken"` (promoted or rescued).
         pub fn pop(&self, pos: usize) -> &'static str {
             match self.0.pop(pos) {
                 Popped::Private => "private",
-                Popped::Promoted => "promoted",
-                Popped::Rescued => "rescued",
+                Popped::Taken => "taken",
             }
         }
         /// Owner: promotes the oldest private half; returns its token.

@@ -137,6 +137,11 @@ impl WorkerThread {
     /// FIFO, and tells the sleep module (which may wake a parked worker to steal it).
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
+        // Private `join` halves first: they are older than this job, and an eager `join`
+        // would have put them below it. A wait inside the first half pops LIFO and must
+        // meet its own jobs before an enclosing `join`'s second half (which may wait for
+        // the first half: a deadlock rayon-core does not have; docs/join.md, "Order").
+        self.promote_all();
         let queue_was_empty = self.worker.is_empty();
         self.worker.push(job);
         self.registry.sleep.new_jobs(1, queue_was_empty);
@@ -375,6 +380,9 @@ impl WorkerThread {
 
     /// `yield_now`: runs one job from anywhere this worker may take one, if any.
     pub(crate) fn yield_now(&self) -> crate::Yield {
+        // As in rayon-core, the own pending `join` halves are among the jobs to yield to
+        // (and a batch stolen into the deque must land above them).
+        self.promote_all();
         match self.find_work() {
             Some(job) => {
                 self.execute(job);
@@ -386,6 +394,7 @@ impl WorkerThread {
 
     /// `yield_local`: runs one job from the own deque or broadcast queue, if any.
     pub(crate) fn yield_local(&self) -> crate::Yield {
+        self.promote_all();
         let job = self.take_local_job().or_else(|| loop {
             let mut retry = false;
             match self.take_broadcast_job(&mut retry) {

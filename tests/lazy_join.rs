@@ -130,3 +130,78 @@ fn injected_work_starts_while_the_only_worker_pops_its_own_deque() {
         assert!(spawned.load(Ordering::Relaxed) > 0);
     });
 }
+
+/// More nested `join`s on one worker than the private stack has slots (64): the oldest
+/// halves are promoted to make room, and every frame still finds its own half. (A
+/// breaker run found the first version reading a reused slot here: a debug assertion at
+/// depth 65, a job run twice at 66.)
+#[test]
+fn nesting_deeper_than_the_private_stack() {
+    fn rec(depth: usize) -> usize {
+        if depth == 0 {
+            return 0;
+        }
+        stealpool::join(|| rec(depth - 1), || ()).0 + 1
+    }
+    watchdog(60, || {
+        for threads in [1, 2] {
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for depth in [63, 64, 65, 66, 200] {
+                assert_eq!(pool.install(|| rec(depth)), depth);
+            }
+        }
+    });
+}
+
+/// `join(a, b)` where `b` waits for a message `a` sends after a nested scope: the scope's
+/// wait must run the scope's own job before the enclosing `join`'s `b` (which would
+/// block the thread). rayon-core never deadlocks here; the first lazy `join` did, because
+/// promoting before a wait put the enclosing half above the scope's job on the deque.
+#[test]
+fn a_wait_inside_the_first_half_runs_its_own_jobs_before_the_enclosing_half() {
+    watchdog(60, || {
+        for threads in [1, 2, 3] {
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for _ in 0..300 {
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                pool.install(|| {
+                    stealpool::join(
+                        move || {
+                            stealpool::scope(|s| s.spawn(|_| ()));
+                            tx.send(()).unwrap();
+                        },
+                        move || rx.recv().unwrap(),
+                    )
+                });
+            }
+        }
+    });
+}
+
+/// While `current_thread_has_pending_tasks()` says a task is pending (here the private
+/// second half), `yield_local` must be able to run it, as in rayon-core: a "help until
+/// drained" loop would otherwise spin for ever on a one-thread pool.
+#[test]
+fn yield_local_runs_a_pending_second_half() {
+    watchdog(60, || {
+        let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let ran = AtomicBool::new(false);
+        pool.install(|| {
+            stealpool::join(
+                || {
+                    while stealpool::current_thread_has_pending_tasks() == Some(true) {
+                        stealpool::yield_local();
+                    }
+                },
+                || ran.store(true, Ordering::SeqCst),
+            )
+        });
+        assert!(ran.load(Ordering::SeqCst));
+    });
+}

@@ -142,12 +142,10 @@ impl SecondHalf {
     fn reclaim(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
         match worker_thread.pop_pending(self.pos) {
             Popped::Private => Reclaimed::NotStolen,
-            Popped::Promoted => self.reclaim_promoted(worker_thread, latch),
-            Popped::Rescued => {
-                // Not on the deque: the rescuer runs it and sets the latch.
-                worker_thread.wait_until(latch);
-                Reclaimed::Finished
-            }
+            // Promoted or rescued: in both cases pop the deque as rayon-core does. A
+            // rescued half is not there; the loop runs what `a` left behind, finds the
+            // deque empty and waits for the latch (docs/join.md, "Order").
+            Popped::Taken => self.reclaim_promoted(worker_thread, latch),
         }
     }
 

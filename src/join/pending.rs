@@ -14,8 +14,10 @@
 //!
 //! Positions are absolute and grow with `join` nesting; slots are reused modulo
 //! [`CAPACITY`]. Positions `bottom..top` are private; below `bottom` a half was promoted
-//! or rescued, and its slot says which. Only the owner writes `top`; `bottom` is written
-//! only under `lock` (by the owner's promotions and slow pops, and by rescuers).
+//! or rescued. Only the owner writes `top`; `bottom` is written only under `lock` (by the
+//! owner's promotions and slow pops, and by rescuers). The owner does not need to know
+//! which of the two took its half: either way it pops its deque until it finds the half
+//! or the deque is empty, then waits for the half's latch (`docs/join.md`, "Order").
 //!
 //! The owner's pop and a rescuer's claim race for the same half in the THE protocol of
 //! Cilk-5 (Frigo, Leiserson, Randall, PLDI 1998): the owner stores `top` then loads
@@ -33,20 +35,14 @@ use crate::sync::Ordering;
 /// half to make room (it is offered eagerly, as in rayon-core).
 pub(crate) const CAPACITY: usize = 64;
 
-/// The execute word of a slot whose half was promoted to the deque.
-const PROMOTED: usize = 1;
-/// The execute word of a slot whose half was rescued by another worker.
-const RESCUED: usize = 0;
-
 /// Where a popped half went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Popped {
     /// Still private: the `join` runs it inline.
     Private,
-    /// On the owner's deque, or taken from there by a thief.
-    Promoted,
-    /// Taken by a rescuer, who runs it and sets its latch.
-    Rescued,
+    /// Promoted to the owner's deque (maybe stolen from there since), or rescued by
+    /// another worker, who runs it and sets its latch.
+    Taken,
 }
 
 struct Slot {
@@ -73,7 +69,7 @@ impl PendingHalves {
             lock: Mutex::new(()),
             slots: std::array::from_fn(|_| Slot {
                 pointer: AtomicUsize::new(0),
-                execute_fn: AtomicUsize::new(PROMOTED),
+                execute_fn: AtomicUsize::new(0),
             }),
         }
     }
@@ -137,21 +133,13 @@ impl PendingHalves {
     fn pop_cold(&self, pos: usize) -> Popped {
         let _lock = self.lock.lock();
         // Under the lock `bottom` is settled: a rescuer that saw our pop has undone its
-        // claim; one that won has marked the slot.
+        // claim; one that won keeps it.
         if pos >= self.bottom.load(Ordering::Relaxed) {
             return Popped::Private;
         }
-        let mark = self.slots[pos % CAPACITY]
-            .execute_fn
-            .load(Ordering::Relaxed);
         // Everything from `pos` up is gone: the stack is empty.
         self.bottom.store(pos, Ordering::Relaxed);
-        if mark == RESCUED {
-            Popped::Rescued
-        } else {
-            debug_assert_eq!(mark, PROMOTED);
-            Popped::Promoted
-        }
+        Popped::Taken
     }
 
     /// Owner: takes the oldest private half out and hands it to `push` while still holding
@@ -164,7 +152,7 @@ impl PendingHalves {
         if bottom == self.top.load(Ordering::Relaxed) {
             return false;
         }
-        let job = self.take(bottom, PROMOTED);
+        let job = self.take(bottom);
         self.bottom.store(bottom + 1, Ordering::Relaxed);
         push(job);
         true
@@ -194,19 +182,18 @@ impl PendingHalves {
             std::thread::sleep(barrier::RECHECK_AFTER);
         }
         if bottom < self.top.load(Ordering::Acquire) {
-            Some(self.take(bottom, RESCUED))
+            Some(self.take(bottom))
         } else {
             self.bottom.store(bottom, Ordering::Relaxed);
             None
         }
     }
 
-    /// Reads the half at `pos` and marks its slot with `mark`. Under the lock.
-    fn take(&self, pos: usize, mark: usize) -> JobRef {
+    /// Reads the half at `pos`. Under the lock.
+    fn take(&self, pos: usize) -> JobRef {
         let slot = &self.slots[pos % CAPACITY];
         let pointer = slot.pointer.load(Ordering::Relaxed) as *const ();
-        let execute_fn = slot.execute_fn.swap(mark, Ordering::Relaxed);
-        debug_assert!(execute_fn > PROMOTED, "a half taken twice");
+        let execute_fn = slot.execute_fn.load(Ordering::Relaxed);
         // SAFETY: the slot holds the two words of the half pushed at `pos`: the owner
         // wrote them before publishing `top > pos` (Release, seen by our Acquire load or
         // written by ourselves), and cannot overwrite them while the position is claimed
@@ -247,8 +234,8 @@ mod tests {
         assert_eq!(s.rescue(|| true).map(|j| j.id()), Some(job(&y).id()));
         let p2 = s.push(job(&z));
         assert_eq!(s.pop(p2), Popped::Private);
-        assert_eq!(s.pop(p1), Popped::Rescued);
-        assert_eq!(s.pop(p0), Popped::Promoted);
+        assert_eq!(s.pop(p1), Popped::Taken);
+        assert_eq!(s.pop(p0), Popped::Taken);
         assert!(!s.has_private());
         assert!(s.rescue(|| true).is_none());
         assert!(!s.promote_oldest(|_| unreachable!()));
@@ -268,7 +255,7 @@ mod tests {
         assert!(s.is_full());
         while let Some(pos) = positions.pop() {
             let expected = if pos == 0 {
-                Popped::Promoted
+                Popped::Taken
             } else {
                 Popped::Private
             };
