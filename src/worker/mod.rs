@@ -20,11 +20,13 @@
 //! [`WorkerThread::wait_until`] go on toward parking.
 
 use crate::job::{JobFifo, JobRef};
-use crate::join::pending::{PendingHalves, Popped};
+use crate::join::pending::PendingHalves;
 use crate::latch::AsCoreLatch;
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
 use crate::sleep::ROUNDS_UNTIL_RESCUE;
+
+mod lazy_join;
 use crate::sync::{Arc, Cell};
 use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::{Backoff, CachePadded};
@@ -157,127 +159,6 @@ impl WorkerThread {
         // its main loop before all of them (and so all their stubs) have run.
         let stub = unsafe { self.fifo.push(job) };
         self.push(stub);
-    }
-
-    /// Keeps a `join`'s second half private (lazy join): returns its position for
-    /// [`pop_pending`](Self::pop_pending), after promoting the oldest half if the private
-    /// stack was full, and polling whether anyone could use a promoted half or an
-    /// injected job waits (`docs/join.md`).
-    ///
-    /// # Safety
-    /// `job` must stay valid until its `join` popped it back with `pop_pending` and, if
-    /// that returned `false`, until its latch is set (it may be on the deque or running
-    /// on a thief).
-    #[inline]
-    pub(crate) unsafe fn push_pending(&self, job: JobRef) -> usize {
-        if self.pending.is_full() {
-            self.promote_oldest();
-        }
-        let pos = self.pending.push(job);
-        self.poll_join();
-        pos
-    }
-
-    /// The `join` of position `pos` takes its second half back.
-    #[inline]
-    pub(crate) fn pop_pending(&self, pos: usize) -> Popped {
-        self.pending.pop(pos)
-    }
-
-    /// The per-`join` poll, after the private push: the light barrier and two loads of
-    /// lines that change only when a worker goes idle or work is injected. Promotes when some worker is idle or searching; takes an
-    /// injected job now and then when the injector holds one (fair injection).
-    #[inline]
-    fn poll_join(&self) {
-        self.joins.set(self.joins.get().wrapping_add(1));
-        let idle = self.can_share && self.registry.sleep.idle_workers_after_private_push();
-        let injected = !self.registry.injector().is_empty();
-        if idle || injected {
-            self.poll_join_cold(idle, injected);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn poll_join_cold(&self, idle: bool, injected: bool) {
-        // One promoted half at a time: while the deque still holds work, an idle worker
-        // can take that (`docs/join.md`, "When a half is promoted").
-        if idle && self.worker.is_empty() {
-            self.promote_oldest();
-        }
-        if injected {
-            self.fair_turn();
-        }
-    }
-
-    /// Runs one injected job in the middle of this worker's own work, at most once per
-    /// `FAIR_INTERVAL` `join`s (counting every `join`, so an injected job that arrives
-    /// after a quiet spell starts at the next `join`), and never nested inside
-    /// another such turn (a flood of injected `join`s would otherwise nest without bound).
-    #[cold]
-    fn fair_turn(&self) {
-        if self.in_fair_turn.get() {
-            return;
-        }
-        let joins = self.joins.get();
-        if joins.wrapping_sub(self.last_fair_turn.get()) < FAIR_INTERVAL {
-            return;
-        }
-        if let Steal::Success(job) = self.registry.injector().steal() {
-            // Nothing stays hidden behind a job that may run long or block.
-            self.promote_all();
-            self.last_fair_turn.set(joins);
-            self.counters.injector_batch(1);
-            self.in_fair_turn.set(true);
-            self.execute(job);
-            self.in_fair_turn.set(false);
-        }
-    }
-
-    /// Moves the oldest private half to the deque, where thieves can take it. Returns
-    /// whether there was one.
-    fn promote_oldest(&self) -> bool {
-        let promoted = self.pending.promote_oldest(|job| self.worker.push(job));
-        if promoted {
-            // A pool that shares `join` halves pays the light barrier twice per `join`:
-            // make sure the membarrier registration that turns it into a compiler fence
-            // has started, even if no worker ever parks (one relaxed load once started).
-            crate::sync::barrier::prepare();
-            self.counters.promotion();
-            // As for any push: tell the sleep module (after the push, docs/sleep.md).
-            self.registry.sleep.new_jobs(1, true);
-        }
-        promoted
-    }
-
-    /// Moves every private half to the deque, oldest first: before this worker waits,
-    /// searches or parks, so that no half stays hidden from the other workers.
-    #[inline]
-    fn promote_all(&self) {
-        if self.pending.has_private() {
-            while self.promote_oldest() {}
-        }
-    }
-
-    /// Takes the oldest private half of another worker whose deque is empty: the first
-    /// half it runs has not called into the pool for a while (a long leaf, or one that
-    /// blocks until the second half runs), so it cannot promote (`docs/join.md`,
-    /// "Rescue"). Scans from a random victim.
-    pub(crate) fn rescue(&self) -> Option<JobRef> {
-        let n = self.registry.num_threads();
-        if n <= 1 {
-            return None;
-        }
-        let start = fastrand::usize(..n);
-        (start..n)
-            .chain(0..start)
-            .filter(|&victim| victim != self.index)
-            .find_map(|victim| {
-                let stealer = self.registry.stealer(victim);
-                self.registry
-                    .pending_of(victim)
-                    .rescue(|| stealer.is_empty())
-            })
     }
 
     /// This worker's counters (metrics).
