@@ -316,7 +316,9 @@ fn rayon_runs_on_stealpool() {
     let after = pool.metrics();
     let total = after.total();
     assert!(total.jobs_executed > 0, "{after}");
-    assert!(total.steals > 0, "{after}");
+    // Work moved between workers: stolen from a deque, or rescued from a worker's
+    // private `join` stack (lazy join: which one depends on timing, docs/join.md).
+    assert!(total.steals + total.rescues > 0, "{after}");
     assert!(after.injected_jobs >= 2, "{after}"); // the two installs
 
     // And the other way round: a pool built with stealpool's builder runs rayon iterators.
