@@ -113,19 +113,11 @@ impl WorkerThread {
     /// blocks until the second half runs), so it cannot promote (`docs/join.md`,
     /// "Rescue"). Scans from a random victim.
     pub(crate) fn rescue(&self) -> Option<JobRef> {
-        let n = self.registry.num_threads();
-        if n <= 1 {
-            return None;
-        }
-        let start = fastrand::usize(..n);
-        (start..n)
-            .chain(0..start)
-            .filter(|&victim| victim != self.index)
-            .find_map(|victim| {
-                let stealer = self.registry.stealer(victim);
-                self.registry
-                    .pending_of(victim)
-                    .rescue(|| stealer.is_empty())
-            })
+        self.victims().find_map(|victim| {
+            let stealer = self.registry.stealer(victim);
+            self.registry
+                .pending_of(victim)
+                .rescue(|| stealer.is_empty())
+        })
     }
 }

@@ -342,17 +342,24 @@ impl WorkerThread {
         }
     }
 
+    /// The other workers' indices, starting at a random one and wrapping around: the
+    /// order of a steal round and of a rescue scan. Empty on a one-thread pool.
+    pub(super) fn victims(&self) -> impl Iterator<Item = usize> + '_ {
+        let num_threads = self.registry.num_threads();
+        let start = if num_threads > 1 {
+            fastrand::usize(..num_threads)
+        } else {
+            0
+        };
+        (start..num_threads)
+            .chain(0..start)
+            .filter(move |&victim| victim != self.index)
+    }
+
     /// One pass over the other workers' stealers from a random start. Sets `retry` if any
     /// victim answered `Retry`.
     fn steal_from_victims(&self, retry: &mut bool) -> Option<JobRef> {
-        let num_threads = self.registry.num_threads();
-        if num_threads <= 1 {
-            return None;
-        }
-        let start = fastrand::usize(..num_threads);
-        (start..num_threads)
-            .chain(0..start)
-            .filter(|&victim| victim != self.index)
+        self.victims()
             .find_map(|victim| self.steal_batch_from(self.registry.stealer(victim), retry))
     }
 
