@@ -50,19 +50,16 @@ impl JobRef {
         }
     }
 
-    /// An identity used by `join` to recognise its own second half when popping it back.
+    /// The reference's two words (data pointer, execute function as `usize`): the
+    /// identity by which `join` recognises its own second half when popping it back,
+    /// and what `join::pending` stores in atomics ([`from_raw`](Self::from_raw) rebuilds
+    /// the reference).
     #[inline]
     pub(crate) fn id(&self) -> (*const (), usize) {
         (self.pointer, self.execute_fn as usize)
     }
 
-    /// The two words of the reference, to store in atomics (`join::pending`).
-    #[inline]
-    pub(crate) fn into_raw(self) -> (*const (), usize) {
-        (self.pointer, self.execute_fn as usize)
-    }
-
-    /// Rebuilds a reference from [`into_raw`](Self::into_raw)'s words.
+    /// Rebuilds a reference from [`id`](Self::id)'s words.
     ///
     /// # Safety
     /// `pointer` and `execute_fn` must be the words of one `JobRef`, unchanged.
@@ -71,7 +68,7 @@ impl JobRef {
         JobRef {
             pointer,
             // SAFETY: `execute_fn` was an `unsafe fn(*const ())` turned into a usize by
-            // `into_raw` (the caller's contract); function pointers and usize have the
+            // `id` (the caller's contract); function pointers and usize have the
             // same size and the round trip gives back the same pointer.
             execute_fn: unsafe { std::mem::transmute::<usize, unsafe fn(*const ())>(execute_fn) },
         }

@@ -257,7 +257,7 @@ pub mod __loom_join {
     }
 
     fn token(job: JobRef) -> usize {
-        job.into_raw().0 as usize
+        job.id().0 as usize
     }
 
     impl Default for ModelPending {

@@ -1,13 +1,13 @@
 //! `join`: run two closures, potentially in parallel.
 //!
-//! The caller pushes the second closure (`b`) on its own deque as a stack job, runs the
-//! first (`a`) itself, then takes `b` back: if no thief took it, `b` runs inline (one
-//! push, one pop, no allocation); if it was stolen, the caller keeps executing other jobs
-//! until the thief sets `b`'s latch. This is the Cilk/rayon-core scheme.
+//! The caller keeps the second closure (`b`) as a stack job on its private stack of
+//! pending halves (`pending`), runs the first (`a`) itself, then takes `b` back: still
+//! private, `b` runs inline (two plain stores, a load, no allocation, no fence); promoted
+//! to the deque or rescued by an idle worker, the caller pops its deque as rayon-core
+//! does and keeps executing other jobs until `b`'s latch is set. The design, and the
+//! argument that no half is lost or run twice, are in `docs/join.md`.
 //!
-//! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface, so
-//! that a later change can make the offer lazy (heartbeat-style promotion, Acar et al.)
-//! without touching the scheduling loop.
+//! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface.
 
 use crate::job::{JobRef, StackJob};
 use crate::join::pending::Popped;

@@ -103,7 +103,7 @@ impl PendingHalves {
         debug_assert!(!self.is_full());
         let pos = self.top.load(Ordering::Relaxed);
         let slot = &self.slots[pos % CAPACITY];
-        let (pointer, execute_fn) = job.into_raw();
+        let (pointer, execute_fn) = job.id();
         slot.pointer.store(pointer as usize, Ordering::Relaxed);
         slot.execute_fn.store(execute_fn, Ordering::Relaxed);
         self.top.store(pos + 1, Ordering::Release);

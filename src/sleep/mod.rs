@@ -223,13 +223,11 @@ impl Sleep {
         }
         // Out of spin rounds, or enough workers spin already.
         self.stop_spinning(idle_state);
-        if idle_state.rounds <= ROUNDS_UNTIL_SLEEPY {
-            idle_state.rounds = ROUNDS_UNTIL_SLEEPY;
+        if idle_state.rounds < ROUNDS_UNTIL_SLEEPING {
+            // Announce, then one more search (the rounds jump to `ROUNDS_UNTIL_SLEEPING`
+            // also for a worker that got no spinner place).
             idle_state.jobs_counter = self.announce_sleepy();
-            idle_state.rounds += 1;
-            yield_now();
-        } else if idle_state.rounds < ROUNDS_UNTIL_SLEEPING {
-            idle_state.rounds += 1;
+            idle_state.rounds = ROUNDS_UNTIL_SLEEPING;
             yield_now();
         } else {
             debug_assert_eq!(idle_state.rounds, ROUNDS_UNTIL_SLEEPING);

@@ -15,8 +15,8 @@ impl WorkerThread {
     ///
     /// # Safety
     /// `job` must stay valid until its `join` popped it back with `pop_pending` and, if
-    /// that returned `false`, until its latch is set (it may be on the deque or running
-    /// on a thief).
+    /// that returned `Popped::Taken`, until its latch is set (it may be on the deque or
+    /// running on a thief or rescuer).
     #[inline]
     pub(crate) unsafe fn push_pending(&self, job: JobRef) -> usize {
         if self.pending.is_full() {
@@ -34,8 +34,9 @@ impl WorkerThread {
     }
 
     /// The per-`join` poll, after the private push: the light barrier and two loads of
-    /// lines that change only when a worker goes idle or work is injected. Promotes when some worker is idle or searching; takes an
-    /// injected job now and then when the injector holds one (fair injection).
+    /// lines that change only when a worker goes idle or work is injected. Promotes when
+    /// some worker is idle or searching; takes an injected job now and then when the
+    /// injector holds one (fair injection).
     #[inline]
     fn poll_join(&self) {
         self.joins.set(self.joins.get().wrapping_add(1));

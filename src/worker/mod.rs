@@ -218,10 +218,22 @@ impl WorkerThread {
     /// `is_empty` too (docs/sleep.md, step 4).
     #[inline]
     fn steal_from(&self, stealer: &Stealer<JobRef>, retry: &mut bool) -> Option<JobRef> {
+        self.try_steal(stealer, retry, Stealer::steal)
+    }
+
+    /// The shape every steal shares: skip a queue that looks empty, count and flag
+    /// `Retry`.
+    #[inline]
+    fn try_steal(
+        &self,
+        stealer: &Stealer<JobRef>,
+        retry: &mut bool,
+        steal: impl FnOnce(&Stealer<JobRef>) -> Steal<JobRef>,
+    ) -> Option<JobRef> {
         if stealer.is_empty() {
             return None;
         }
-        match stealer.steal() {
+        match steal(stealer) {
             Steal::Success(job) => Some(job),
             Steal::Empty => None,
             Steal::Retry => {
@@ -229,6 +241,18 @@ impl WorkerThread {
                 *retry = true;
                 None
             }
+        }
+    }
+
+    /// A batch steal (from the injector or a victim) may have left jobs in the own deque:
+    /// they are stealable now, so tell the sleep module as for a push. We still count as
+    /// idle here, so this rarely wakes anyone itself: the wake usually comes from
+    /// `work_found` (the last searcher wakes one) that our caller runs next
+    /// (docs/sleep.md).
+    #[inline]
+    fn batch_landed(&self) {
+        if !self.worker.is_empty() {
+            self.registry.sleep.new_jobs(1, true);
         }
     }
 
@@ -312,14 +336,7 @@ impl WorkerThread {
                     // Only this worker pushes to its deque, so the length is what the
                     // batch left there (less any a thief already took).
                     counters.injector_batch(1 + self.worker.len() as u64);
-                    if !self.worker.is_empty() {
-                        // The rest of the batch is now stealable from our deque; let a
-                        // sleeper know, as for a push. We still count as idle here, so
-                        // this rarely wakes anyone itself: the wake usually comes from
-                        // `work_found` (the last searcher wakes one) that our caller runs
-                        // next (docs/sleep.md).
-                        self.registry.sleep.new_jobs(1, true);
-                    }
+                    self.batch_landed();
                     return Some(job);
                 }
                 Steal::Retry => {
@@ -371,24 +388,11 @@ impl WorkerThread {
     /// Sets `retry` on `Steal::Retry`.
     #[inline]
     fn steal_batch_from(&self, stealer: &Stealer<JobRef>, retry: &mut bool) -> Option<JobRef> {
-        if stealer.is_empty() {
-            return None;
+        let job = self.try_steal(stealer, retry, |s| s.steal_batch_and_pop(&self.worker));
+        if job.is_some() {
+            self.batch_landed();
         }
-        match stealer.steal_batch_and_pop(&self.worker) {
-            Steal::Success(job) => {
-                if !self.worker.is_empty() {
-                    // The rest of the batch is stealable from our deque now: as for a push.
-                    self.registry.sleep.new_jobs(1, true);
-                }
-                Some(job)
-            }
-            Steal::Empty => None,
-            Steal::Retry => {
-                self.counters.retry_seen();
-                *retry = true;
-                None
-            }
-        }
+        job
     }
 
     /// Runs jobs until `latch` is set; parks when there is nothing to do.
