@@ -43,6 +43,14 @@ fn check_each_half_once(n: usize, owner: &[(usize, &str)], promoted: &[usize], r
     }
 }
 
+/// Another worker trying one rescue on `stack`; the returned closure joins it and gives
+/// the tokens it took (none or one).
+fn spawn_rescuer(stack: &Arc<ModelPending>) -> impl FnOnce() -> Vec<usize> {
+    let stack = stack.clone();
+    let handle = thread::spawn(move || stack.rescue());
+    move || handle.join().unwrap().into_iter().collect()
+}
+
 /// One half, popped by its owner while a rescuer tries to take it: exactly one of them
 /// runs it. (Without the barrier pair both could: the owner's load of `bottom` passing
 /// its store of `top`.)
@@ -51,12 +59,9 @@ fn a_half_is_run_once_when_owner_and_rescuer_race() {
     loom::model(|| {
         let stack = Arc::new(ModelPending::default());
         let pos = stack.push(1);
-        let rescuer = {
-            let stack = stack.clone();
-            thread::spawn(move || stack.rescue())
-        };
+        let rescuer = spawn_rescuer(&stack);
         let popped = stack.pop(pos);
-        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        let rescued = rescuer();
         check_each_half_once(1, &[(1, popped)], &[], &rescued);
     });
 }
@@ -69,13 +74,10 @@ fn nested_halves_are_each_run_once() {
         let stack = Arc::new(ModelPending::default());
         let outer = stack.push(1);
         let inner = stack.push(2);
-        let rescuer = {
-            let stack = stack.clone();
-            thread::spawn(move || stack.rescue())
-        };
+        let rescuer = spawn_rescuer(&stack);
         let popped_inner = stack.pop(inner);
         let popped_outer = stack.pop(outer);
-        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        let rescued = rescuer();
         check_each_half_once(2, &[(2, popped_inner), (1, popped_outer)], &[], &rescued);
     });
 }
@@ -88,14 +90,11 @@ fn promotion_and_rescue_never_take_the_same_half() {
         let stack = Arc::new(ModelPending::default());
         let outer = stack.push(1);
         let inner = stack.push(2);
-        let rescuer = {
-            let stack = stack.clone();
-            thread::spawn(move || stack.rescue())
-        };
+        let rescuer = spawn_rescuer(&stack);
         let promoted: Vec<usize> = stack.promote_oldest().into_iter().collect();
         let popped_inner = stack.pop(inner);
         let popped_outer = stack.pop(outer);
-        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        let rescued = rescuer();
         check_each_half_once(
             2,
             &[(2, popped_inner), (1, popped_outer)],
@@ -111,15 +110,12 @@ fn promotion_and_rescue_never_take_the_same_half() {
 fn a_reused_position_is_never_taken_stale() {
     loom::model(|| {
         let stack = Arc::new(ModelPending::default());
-        let rescuer = {
-            let stack = stack.clone();
-            thread::spawn(move || stack.rescue())
-        };
+        let rescuer = spawn_rescuer(&stack);
         let first = stack.push(1);
         let popped_first = stack.pop(first);
         let second = stack.push(2);
         let popped_second = stack.pop(second);
-        let rescued: Vec<usize> = rescuer.join().unwrap().into_iter().collect();
+        let rescued = rescuer();
         check_each_half_once(2, &[(1, popped_first), (2, popped_second)], &[], &rescued);
     });
 }
