@@ -377,13 +377,34 @@ impl CountLatch {
     }
 }
 
-impl Latch for CountLatch {
+impl CountLatch {
+    /// The core latch a waiting worker owner watches, or null for an outside owner.
+    pub(crate) fn owner_latch(&self) -> *const CoreLatch {
+        match &self.kind {
+            CountLatchKind::Stealing { latch, .. } => latch,
+            CountLatchKind::Blocking { .. } => std::ptr::null(),
+        }
+    }
+
+    /// Whether the count is `n`. A relaxed load, for a heuristic: a wait loop holding `n`
+    /// deferred counts of its own scope delivers them when they are all the scope still
+    /// waits for (`worker::count_down`); other workers' count-downs are not ordered with
+    /// the loop anyway, its own are in program order.
+    pub(crate) fn count_is(&self, n: usize) -> bool {
+        self.counter.load(Ordering::Relaxed) == n
+    }
+
+    /// Removes `n` outstanding jobs at once (a worker's deferred count-downs); sets the
+    /// latch if that was the last of them.
+    ///
+    /// # Safety
+    /// `this` is live and the caller holds `n` counts of it.
     #[inline]
-    unsafe fn set(this: *const Self) {
+    pub(crate) unsafe fn count_down(this: *const Self, n: usize) {
         // SAFETY: `this` is live until the count reaches zero; only the thread that takes
         // it to zero touches the inner latch, after reading what it needs.
         unsafe {
-            if (*this).counter.fetch_sub(1, Ordering::SeqCst) != 1 {
+            if (*this).counter.fetch_sub(n, Ordering::SeqCst) != n {
                 return;
             }
             match &(*this).kind {
@@ -402,6 +423,14 @@ impl Latch for CountLatch {
                 CountLatchKind::Blocking { latch } => ParkLatch::set(latch),
             }
         }
+    }
+}
+
+impl Latch for CountLatch {
+    #[inline]
+    unsafe fn set(this: *const Self) {
+        // SAFETY: forwarded: the caller holds one count.
+        unsafe { CountLatch::count_down(this, 1) }
     }
 }
 

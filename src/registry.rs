@@ -659,6 +659,7 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     while let Some(job) = worker_thread.take_local_job() {
         worker_thread.execute(job);
     }
+    worker_thread.flush_count_downs();
 
     if let Some(handler) = registry.exit_handler.as_ref() {
         registry.catch_unwind(|| handler(index));

@@ -151,6 +151,13 @@ impl SecondHalf {
 
     #[cold]
     fn reclaim_promoted(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
+        let reclaimed = self.pop_until_found(worker_thread, latch);
+        // Back to the `join`'s code: deliver what the jobs run here deferred.
+        worker_thread.flush_count_downs();
+        reclaimed
+    }
+
+    fn pop_until_found(&self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
         while !latch.probe() {
             // `pop_local`, not `take_local_job`: popping our own `b` back is not a job
             // execution and is not counted as a local pop (metrics).

@@ -12,7 +12,7 @@
 //! calling thread instead of moving it onto a worker.
 
 use crate::broadcast::{take_terminate_references, BroadcastContext};
-use crate::job::{HeapJob, JobFifo, JobRef};
+use crate::job::{HeapJob, JobFifo, JobRef, ScopeHeapJob};
 use crate::latch::{CountLatch, Latch};
 use crate::registry::{self, Registry};
 use crate::sync::Arc;
@@ -299,22 +299,27 @@ impl<'scope> ScopeBase<'scope> {
     /// `ScopeFifo::spawn_fifo`), counted in the scope's latch. Each job is one allocation.
     fn heap_job_ref<S, BODY>(&self, scope: &S, body: BODY) -> JobRef
     where
-        S: Sync,
+        S: HasBase<'scope> + Sync,
         BODY: FnOnce(&S) + Send + 'scope,
     {
+        // One pointer, not two, for both the scope and its base: a smaller job.
         let scope_ptr = ScopePtr(scope);
-        let base_ptr = ScopePtr(self);
-        let job = HeapJob::new(move || {
+        let func = move || {
             // SAFETY: the scope does not end (and so stays alive) until this job has
-            // decremented its latch at the very end of `execute_job`; `body` runs before.
+            // counted its latch down at the very end of `execute_spawned`; `body` runs
+            // before.
             unsafe {
-                ScopeBase::execute_job(base_ptr.as_ptr(), move || body(&*scope_ptr.as_ptr()))
+                let scope = &*scope_ptr.as_ptr();
+                ScopeBase::execute_spawned(scope.base(), move || body(scope))
             };
-        });
+        };
         self.job_completed_latch.increment();
-        // SAFETY: the job borrows only data outliving `'scope`, and the scope waits for
-        // the job to finish before `'scope` ends.
-        unsafe { job.into_job_ref() }
+        // A worker spawning puts the job in its arena (`job::arena`).
+        let arena = WorkerThread::current().map(WorkerThread::job_arena);
+        // SAFETY: the job borrows only data outliving `'scope`, the scope waits for the
+        // job to finish before `'scope` ends, and the deque or injector it goes to runs
+        // it once.
+        unsafe { ScopeHeapJob::new_job_ref(func, arena) }
     }
 
     /// One job of this scope per worker of its pool, each running `body` with its
@@ -381,6 +386,29 @@ impl<'scope> ScopeBase<'scope> {
     /// As [`ScopeBase::execute_job`]. A raw pointer, not `&self`: a reference would
     /// assert the scope stays alive until the function returns, which the owner does not
     /// promise once the latch is set.
+    /// Runs a job spawned into this scope on a worker; its count-down is left to the
+    /// worker, which delivers it later, together with those of the same scope's jobs it
+    /// runs next (`worker::count_down`).
+    ///
+    /// # Safety
+    /// `this` is alive until this job counted down.
+    unsafe fn execute_spawned(this: *const Self, func: impl FnOnce()) {
+        // SAFETY: not counted down yet, so the scope is alive.
+        let latch = unsafe { ptr::addr_of!((*this).job_completed_latch) };
+        let Some(worker) = WorkerThread::current() else {
+            // Not on a worker (no scheduling loop to defer to): count down now.
+            // SAFETY: forwarded.
+            return unsafe { Self::execute_job(this, func) };
+        };
+        worker.scope_job_starts(latch);
+        if let Err(payload) = unwind::halt_unwinding(func) {
+            // SAFETY: not counted down yet, so the scope is alive.
+            unsafe { (*this).job_panicked(payload) };
+        }
+        // SAFETY: this job has not counted down; the worker delivers the count.
+        unsafe { worker.count_down_later(latch) };
+    }
+
     unsafe fn execute_job_closure<R>(this: *const Self, func: impl FnOnce() -> R) -> Option<R> {
         let result = match unwind::halt_unwinding(func) {
             Ok(value) => Some(value),
@@ -432,6 +460,23 @@ impl<'scope> ScopeBase<'scope> {
 }
 
 /// A raw pointer to a scope, moved into its jobs.
+/// A scope kind's shared part.
+trait HasBase<'scope> {
+    fn base(&self) -> &ScopeBase<'scope>;
+}
+
+impl<'scope> HasBase<'scope> for Scope<'scope> {
+    fn base(&self) -> &ScopeBase<'scope> {
+        &self.base
+    }
+}
+
+impl<'scope> HasBase<'scope> for ScopeFifo<'scope> {
+    fn base(&self) -> &ScopeBase<'scope> {
+        &self.base
+    }
+}
+
 struct ScopePtr<T>(*const T);
 
 impl<T> Clone for ScopePtr<T> {

@@ -79,7 +79,7 @@ impl WorkerThread {
             self.last_fair_turn.set(joins);
             self.counters.injector_batch(1);
             self.in_fair_turn.set(true);
-            self.execute(job);
+            self.execute_one(job);
             self.in_fair_turn.set(false);
         }
     }

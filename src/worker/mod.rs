@@ -19,13 +19,14 @@
 //! Only a round in which every source answered `Empty` returns `None`, and only then may
 //! [`WorkerThread::wait_until`] go on toward parking.
 
-use crate::job::{JobFifo, JobRef};
+use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
-use crate::latch::AsCoreLatch;
+use crate::latch::{AsCoreLatch, CoreLatch, CountLatch};
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
 use crate::sleep::ROUNDS_UNTIL_RESCUE;
 
+mod count_down;
 mod lazy_join;
 use crate::sync::{Arc, Cell};
 use crossbeam_deque::{Steal, Stealer, Worker};
@@ -62,6 +63,15 @@ pub(crate) struct WorkerThread {
     in_fair_turn: Cell<bool>,
     /// Local jobs taken while waiting, counted for fair injection (`FAIR_INTERVAL`).
     local_ticks: Cell<u32>,
+    /// Scope jobs run here whose completions are not yet counted down (`count_down`).
+    deferred_latch: Cell<*const CountLatch>,
+    deferred_count: Cell<usize>,
+    /// The core latch the deferred latch's owner waits on (`CountLatch::owner_latch`).
+    deferred_owner_latch: Cell<*const CoreLatch>,
+    /// Where this worker's scope spawns put their jobs (`job::arena`).
+    job_arena: JobArena,
+    /// Arena chunk references of jobs run here, not yet given back.
+    job_releases: DeferredReleases,
 }
 
 /// Fair injection: at most one injected job per this many local turns (`join`s, or local
@@ -99,6 +109,11 @@ impl WorkerThread {
             last_fair_turn: Cell::new(0u32.wrapping_sub(FAIR_INTERVAL)),
             in_fair_turn: Cell::new(false),
             local_ticks: Cell::new(0),
+            deferred_latch: Cell::new(ptr::null()),
+            deferred_count: Cell::new(0),
+            deferred_owner_latch: Cell::new(ptr::null()),
+            job_arena: JobArena::new(),
+            job_releases: DeferredReleases::new(),
         }
     }
 
@@ -266,13 +281,25 @@ impl WorkerThread {
         job
     }
 
-    /// Executes a job taken from any queue (the caller counted where it came from).
+    /// Executes a job taken from any queue (the caller counted where it came from),
+    /// from a loop that runs jobs. A job that is not a scope job first gets the
+    /// count-downs deferred by the scope jobs before it (`count_down`).
     #[inline]
     pub(crate) fn execute(&self, job: JobRef) {
+        if !job.is_scope_job() {
+            self.flush_count_downs();
+        }
         // SAFETY: every JobRef in the deques and the injector was created by a job type
         // whose creator keeps it alive until it runs, and each is taken out of a queue
         // exactly once, so it is executed exactly once.
         unsafe { job.execute() }
+    }
+
+    /// Executes one job for code that goes on afterwards (a yield, a fair turn): no
+    /// count-down stays deferred past it.
+    pub(crate) fn execute_one(&self, job: JobRef) {
+        self.execute(job);
+        self.flush_count_downs();
     }
 
     /// Whether any queue this worker could take a job from holds one: the injector, any
@@ -290,7 +317,7 @@ impl WorkerThread {
         self.promote_all();
         match self.find_work() {
             Some(job) => {
-                self.execute(job);
+                self.execute_one(job);
                 crate::Yield::Executed
             }
             None => crate::Yield::Idle,
@@ -310,7 +337,7 @@ impl WorkerThread {
         });
         match job {
             Some(job) => {
-                self.execute(job);
+                self.execute_one(job);
                 crate::Yield::Executed
             }
             None => crate::Yield::Idle,
@@ -408,7 +435,7 @@ impl WorkerThread {
     }
 
     #[cold]
-    fn wait_until_cold(&self, latch: &crate::latch::CoreLatch) {
+    fn wait_until_cold(&self, latch: &CoreLatch) {
         // A waiting worker hides nothing: its private halves become stealable.
         self.promote_all();
         let sleep = &self.registry.sleep;
@@ -419,13 +446,18 @@ impl WorkerThread {
             // Local work first, without touching the shared sleep counters.
             if let Some(job) = self.take_local_job_fair() {
                 self.execute(job);
+                self.flush_count_downs_for(latch);
                 continue;
             }
+            // Out of local work: nothing stays deferred while searching or parked.
+            self.flush_count_downs();
+            self.job_releases.flush();
             let mut idle_state = sleep.start_looking(self.index);
             while !latch.probe() {
                 if let Some(job) = self.find_work() {
                     sleep.work_found(&mut idle_state, more_work);
                     self.execute(job);
+                    self.flush_count_downs_for(latch);
                     // The job may have pushed local work: start over.
                     continue 'outer;
                 }
@@ -434,6 +466,7 @@ impl WorkerThread {
                         sleep.work_found(&mut idle_state, more_work);
                         self.counters.rescue();
                         self.execute(job);
+                        self.flush_count_downs_for(latch);
                         continue 'outer;
                     }
                 }
@@ -443,7 +476,9 @@ impl WorkerThread {
             }
             // The latch is set: we are active again.
             sleep.work_found(&mut idle_state, more_work);
-            return;
+            break;
         }
+        // Back to the waiting code: deliver what the jobs run here deferred.
+        self.flush_count_downs();
     }
 }

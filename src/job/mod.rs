@@ -5,6 +5,13 @@
 //! later issues add. Every `JobRef` must be executed exactly once. The design follows
 //! rayon-core's `job.rs`.
 
+mod arena;
+mod scope_job;
+
+pub(crate) use arena::{Chunk, DeferredReleases, JobArena};
+use scope_job::execute_scope_job;
+pub(crate) use scope_job::ScopeHeapJob;
+
 use crate::sync::UnsafeCell;
 use crate::unwind;
 use std::any::Any;
@@ -57,6 +64,15 @@ impl JobRef {
     #[inline]
     pub(crate) fn id(&self) -> (*const (), usize) {
         (self.pointer, self.execute_fn as usize)
+    }
+
+    /// Whether this is a [`ScopeHeapJob`]: a job spawned into a scope.
+    #[inline]
+    pub(crate) fn is_scope_job(&self) -> bool {
+        // A comparison of function addresses: `execute_scope_job` is one non-generic
+        // function of this crate, and no other job type uses it.
+        let scope_job: unsafe fn(*const ()) = execute_scope_job;
+        self.execute_fn as *const () == scope_job as *const ()
     }
 
     /// Rebuilds a reference from [`id`](Self::id)'s words.
