@@ -316,7 +316,7 @@ impl Registry {
         // It does not run the main loop: it takes part whenever it waits inside the pool
         // (as in rayon-core). Its `WorkerThread` is leaked because the thread-local slot
         // must stay valid for as long as the thread runs.
-        let worker_thread = Box::leak(Box::new(WorkerThread::new(
+        let worker_thread = Box::leak(Box::new(WorkerThread::new_adopted(
             worker,
             broadcasts,
             Arc::clone(self),
