@@ -39,6 +39,7 @@
 #![deny(unreachable_pub)]
 #![deny(missing_debug_implementations)]
 #![warn(rust_2018_idioms)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod broadcast;
 mod builder;

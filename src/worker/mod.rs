@@ -303,6 +303,11 @@ impl WorkerThread {
 
     #[cold]
     fn wait_until_cold(&self, latch: &CoreLatch) {
+        // A panic that unwound out of here would pop the waiting frame (a `join` whose
+        // second half a thief may still be writing, a scope whose jobs still run) while
+        // others use it: abort instead (rayon-core arms the same guard here). Jobs run
+        // under their own `catch_unwind`; this fires only on a bug of the scheduler.
+        let abort_guard = crate::unwind::AbortIfPanic;
         // A waiting worker hides nothing: its private halves become stealable.
         self.promote_all();
         let sleep = &self.registry.sleep;
@@ -351,5 +356,6 @@ impl WorkerThread {
         // pinned by it.)
         self.flush_count_downs();
         self.job_releases.flush();
+        std::mem::forget(abort_guard);
     }
 }
