@@ -30,8 +30,11 @@ pub(crate) trait Job {
 /// A type-erased reference to a job: data pointer plus the function that runs it.
 ///
 /// Moved through crossbeam deques between threads; whoever takes it out must call
-/// [`JobRef::execute`] exactly once.
-#[derive(Clone, Copy, Debug)]
+/// [`JobRef::execute`] exactly once. Not `Clone` or `Copy`: executing consumes it, so
+/// safe code cannot run a job twice; a second reference to the same job can only come
+/// from the unsafe constructors ([`JobRef::new`], [`JobRef::from_raw`]), whose callers
+/// answer for it.
+#[derive(Debug)]
 pub(crate) struct JobRef {
     pointer: *const (),
     execute_fn: unsafe fn(*const ()),
