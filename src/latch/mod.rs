@@ -23,6 +23,7 @@ use crate::sync::protocol::AtomicUsize;
 use crate::sync::Arc;
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering};
 use crate::worker::WorkerThread;
+use std::marker::PhantomData;
 use std::thread;
 
 /// A one-shot signal.
@@ -306,35 +307,43 @@ impl Latch for LockLatch {
     }
 }
 
-/// A raw pointer to a latch owned elsewhere (the thread-local [`ParkLatch`] of
-/// `install` from outside the pool).
-pub(crate) struct LatchRef<L> {
+/// A reference to a latch owned elsewhere (the thread-local [`ParkLatch`] of `install`
+/// from outside the pool, the count latch of a blocking broadcast), for a job's latch
+/// slot. The lifetime ties it to the latch, so it cannot outlive it; it is kept as a raw
+/// pointer because [`Latch::set`] hands the latch on as one (the waiter may free the
+/// latch as soon as it is set).
+pub(crate) struct LatchRef<'a, L> {
     inner: *const L,
+    marker: PhantomData<&'a L>,
 }
 
-impl<L> LatchRef<L> {
-    /// Refers to `inner`, which must outlive every use of this reference.
-    pub(crate) fn new(inner: &L) -> Self {
-        LatchRef { inner }
+impl<'a, L> LatchRef<'a, L> {
+    /// Refers to `inner` for `'a`.
+    pub(crate) fn new(inner: &'a L) -> Self {
+        LatchRef {
+            inner,
+            marker: PhantomData,
+        }
     }
 }
 
-// SAFETY: a LatchRef is only dereferenced as `&L`, which is `Sync` by the bound.
-unsafe impl<L: Sync> Sync for LatchRef<L> {}
+// SAFETY: a LatchRef is only dereferenced as `&L` (shared across threads: `L: Sync`) and
+// handed to `L::set`, as a `&'a L` would be.
+unsafe impl<L: Sync> Sync for LatchRef<'_, L> {}
 
-impl<L> std::ops::Deref for LatchRef<L> {
+impl<L> std::ops::Deref for LatchRef<'_, L> {
     type Target = L;
     fn deref(&self) -> &L {
-        // SAFETY: the creator guarantees the latch outlives this reference.
+        // SAFETY: made from a `&'a L`, and `self` cannot outlive `'a`.
         unsafe { &*self.inner }
     }
 }
 
-impl<L: Latch> Latch for LatchRef<L> {
+impl<L: Latch> Latch for LatchRef<'_, L> {
     #[inline]
     unsafe fn set(this: *const Self) {
-        // SAFETY: read the target pointer before setting; the target outlives the
-        // LatchRef by the creator's guarantee.
+        // SAFETY: read the target pointer before setting; the target is alive for `'a`,
+        // which the caller's `this` (alive, by `set`'s contract) does not outlive.
         unsafe { L::set((*this).inner) }
     }
 }
