@@ -375,10 +375,11 @@ impl Sleep {
     /// One job was pushed on *every* worker's broadcast queue. Each must run on its own
     /// worker, so instead of waking "enough" sleepers, every parked worker is woken.
     ///
-    /// Waking a count of sleepers (rayon-core's `new_jobs(n, false)`) is not enough: a
-    /// worker that took its broadcast job and went back to sleep after the counters were
-    /// read would absorb one of the wake-ups, and the sleeper whose job is still queued
-    /// would be left parked (docs/sleep.md, "Broadcasts").
+    /// Waking a count of sleepers is not enough: a worker that took its broadcast job
+    /// and went back to sleep after the counters were read would absorb one of the
+    /// wake-ups, and the sleeper whose job is still queued would be left parked
+    /// (docs/sleep.md, "Broadcasts"). rayon-core 1.13 also wakes each worker (its
+    /// `inject_broadcast` notifies every worker's latch).
     pub(crate) fn new_broadcast_jobs(&self) {
         barrier::light();
         let counters = self
