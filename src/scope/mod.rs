@@ -167,11 +167,23 @@ impl<'scope> Scope<'scope> {
     ///
     /// Spawned from a worker of the scope's pool the job goes on that worker's deque
     /// (LIFO for the owner, stealable by others); from any other thread it is injected.
-    /// Each job is one heap allocation.
+    /// A worker allocates the job from its own arena of 64 KiB chunks (closures up to
+    /// 512 bytes); other threads box it.
     ///
     /// # Panics
     /// A panic in `body` does not unwind here: it is captured, the remaining jobs still
     /// run, and the scope re-raises it when it ends.
+    ///
+    /// ```
+    /// let mut squares = vec![0u64; 8];
+    /// stealpool::scope(|s| {
+    ///     for (i, slot) in squares.iter_mut().enumerate() {
+    ///         // Each job borrows its own slot; a job may spawn more jobs through `s`.
+    ///         s.spawn(move |_| *slot = (i as u64) * (i as u64));
+    ///     }
+    /// });
+    /// assert_eq!(squares, [0, 1, 4, 9, 16, 25, 36, 49]);
+    /// ```
     pub fn spawn<BODY>(&self, body: BODY)
     where
         BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
@@ -213,6 +225,19 @@ impl<'scope> ScopeFifo<'scope> {
     ///
     /// # Panics
     /// As [`Scope::spawn`].
+    ///
+    /// ```
+    /// // One worker: the jobs it spawns start in the order they were spawned.
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let order = std::sync::Mutex::new(Vec::new());
+    /// pool.scope_fifo(|s| {
+    ///     for i in 0..4 {
+    ///         let order = &order;
+    ///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// ```
     pub fn spawn_fifo<BODY>(&self, body: BODY)
     where
         BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
