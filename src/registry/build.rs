@@ -1,0 +1,144 @@
+//! Building a registry: starting its workers, and adopting the building thread as
+//! worker 0 (`use_current_thread`).
+
+use super::global::Terminator;
+use super::thread_builder::ThreadBuilder;
+use super::{IdleWait, Registry, ThreadInfo};
+use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
+use crate::job::JobRef;
+use crate::join::pending::PendingHalves;
+use crate::latch::{CoreLatch, Latch, LockLatch};
+use crate::metrics::RegistryCounters;
+use crate::sleep::{Sleep, THREADS_MAX};
+use crate::sync::{Arc, AtomicUsize, Mutex};
+use crate::worker::WorkerThread;
+use crossbeam_deque::{Injector, Stealer, Worker};
+use crossbeam_utils::CachePadded;
+use std::mem;
+
+impl Registry {
+    /// Builds the registry and starts its worker threads through `builder`'s spawn
+    /// handler.
+    ///
+    /// # Errors
+    /// A bad thread count from the environment, the current thread already being a worker
+    /// (with `use_current_thread`), or an I/O error from starting a thread; in the last
+    /// case every thread already started is told to exit.
+    pub(crate) fn new<S: ThreadSpawn>(
+        mut builder: ThreadPoolBuilder<S>,
+    ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
+        let n_threads = builder.get_num_threads()?.min(THREADS_MAX);
+        let use_current_thread = builder.get_use_current_thread();
+        if use_current_thread && WorkerThread::current().is_some() {
+            return Err(ThreadPoolBuildError::new(
+                ErrorKind::CurrentThreadAlreadyInPool,
+            ));
+        }
+        let breadth_first = builder.get_breadth_first();
+        let workers: Vec<Worker<JobRef>> = (0..n_threads)
+            .map(|_| {
+                if breadth_first {
+                    Worker::new_fifo()
+                } else {
+                    Worker::new_lifo()
+                }
+            })
+            .collect();
+        let broadcasts: Vec<Worker<JobRef>> = (0..n_threads).map(|_| Worker::new_fifo()).collect();
+        let broadcast_stealers: Vec<Stealer<JobRef>> =
+            broadcasts.iter().map(Worker::stealer).collect();
+        let thread_infos = workers
+            .iter()
+            .map(|worker| ThreadInfo {
+                primed: LockLatch::new(),
+                stopped: LockLatch::new(),
+                terminate: CoreLatch::new(),
+                stealer: worker.stealer(),
+                pending: Arc::new(CachePadded::new(PendingHalves::new())),
+            })
+            .collect();
+
+        let registry = Arc::new(Registry {
+            thread_infos,
+            sleep: Sleep::new(n_threads),
+            injected_jobs: Injector::new(),
+            broadcasts: Mutex::new(broadcasts),
+            counters: RegistryCounters::new(n_threads),
+            panic_handler: builder.take_panic_handler(),
+            start_handler: builder.take_start_handler(),
+            exit_handler: builder.take_exit_handler(),
+            terminate_count: AtomicUsize::new(1),
+            idle: IdleWait::default(),
+            current_thread_parts: Mutex::new(None),
+            thread_handles: Mutex::new(Vec::new()),
+            current_thread_worker: use_current_thread,
+        });
+
+        // If a thread fails to start, or `thread_name` panics, the threads already
+        // started must still be told to exit.
+        let t1000 = Terminator(&registry);
+        let mut current_thread_parts = None;
+        for (index, (worker, broadcasts)) in workers.into_iter().zip(broadcast_stealers).enumerate()
+        {
+            // Named for every index, also the current thread's (as in rayon-core, whose
+            // `thread_name` closure sees index 0 even with `use_current_thread`).
+            let name = builder.get_thread_name(index);
+            if index == 0 && use_current_thread {
+                current_thread_parts = Some((worker, broadcasts));
+                continue;
+            }
+            let thread = ThreadBuilder {
+                name,
+                stack_size: builder.get_stack_size(),
+                worker,
+                broadcasts,
+                registry: Arc::clone(&registry),
+                index,
+            };
+            match builder.spawner_mut().spawn(thread) {
+                Ok(Some(handle)) => registry.thread_handles.lock().push(handle),
+                Ok(None) => {}
+                Err(err) => return Err(ThreadPoolBuildError::new(ErrorKind::IOError(err))),
+            }
+        }
+        // With `use_current_thread`, worker 0's deque waits here until the caller has
+        // decided to keep this registry (`adopt_current_thread`): `build_global` may yet
+        // lose the race for the global slot, and the thread must not be left a worker of
+        // a pool that was thrown away.
+        *registry.current_thread_parts.lock() = current_thread_parts;
+        mem::forget(t1000);
+        Ok(registry)
+    }
+
+    /// With `use_current_thread`: makes the calling thread (the one that built this
+    /// registry) its worker 0, for the rest of the thread's life. Called once the registry
+    /// is definitely kept (`build`, or `build_global` after winning the global slot). A
+    /// no-op for other registries.
+    pub(crate) fn adopt_current_thread(self: &Arc<Self>) {
+        let Some((worker, broadcasts)) = self.current_thread_parts.lock().take() else {
+            return;
+        };
+        // It does not run the main loop: it takes part whenever it waits inside the pool
+        // (as in rayon-core). Its `WorkerThread` is leaked because the thread-local slot
+        // must stay valid for as long as the thread runs.
+        let worker_thread = Box::leak(Box::new(WorkerThread::new_adopted(
+            worker,
+            broadcasts,
+            Arc::clone(self),
+            0,
+        )));
+        // SAFETY: the leaked box is never freed or moved, and the current thread is not a
+        // worker: `Registry::new` checked that on this same thread, and nothing in between
+        // made it one.
+        unsafe { WorkerThread::set_current(worker_thread) };
+        // SAFETY: the latch lives in the registry, which `self` keeps alive.
+        unsafe { LockLatch::set(&self.thread_infos[0].primed) };
+    }
+
+    /// Blocks until every worker has started.
+    pub(crate) fn wait_until_primed(&self) {
+        for info in &self.thread_infos {
+            info.primed.wait();
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! How work enters a registry from outside its workers: injection, broadcasts, and
+//! running a closure *on* a worker (`in_worker`: `install`, and `join` or `scope` called
+//! from outside, or from another pool).
+
+use super::{global_registry, Registry};
+use crate::job::{JobRef, StackJob};
+use crate::latch::{LatchRef, ParkLatch, SpinLatch};
+use crate::worker::WorkerThread;
+
+impl Registry {
+    /// Pushes on the current worker's deque if it belongs to this registry, else injects.
+    pub(crate) fn inject_or_push(&self, job_ref: JobRef) {
+        match self.current_worker() {
+            Some(worker) => worker.push(job_ref),
+            None => self.inject(job_ref),
+        }
+    }
+
+    /// Pushes a job from outside the pool onto the injector and wakes a worker if needed.
+    pub(crate) fn inject(&self, job_ref: JobRef) {
+        let queue_was_empty = self.injected_jobs.is_empty();
+        self.injected_jobs.push(job_ref);
+        self.counters.job_injected();
+        self.sleep.new_jobs(1, queue_was_empty);
+    }
+
+    /// Pushes one job on every worker's broadcast queue (job `i` for worker `i`) and wakes
+    /// every sleeper: each job must run on its own worker.
+    ///
+    /// # Panics
+    /// If `jobs` does not yield exactly one job per worker.
+    pub(crate) fn inject_broadcast(&self, jobs: impl ExactSizeIterator<Item = JobRef>) {
+        let queues = self.broadcasts.lock();
+        assert_eq!(jobs.len(), queues.len(), "one broadcast job per worker");
+        for (queue, job) in queues.iter().zip(jobs) {
+            queue.push(job);
+        }
+        drop(queues);
+        // After the pushes, like every `new_jobs` (docs/sleep.md, "Broadcasts").
+        self.sleep.new_broadcast_jobs();
+    }
+
+    /// Runs `op` on a worker of this registry and returns its result.
+    ///
+    /// On a worker of this registry `op` runs inline; on a worker of another registry the
+    /// caller keeps running its own pool's jobs while it waits; elsewhere it blocks.
+    ///
+    /// # Panics
+    /// Re-raises a panic from `op`.
+    pub(crate) fn in_worker<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread, bool) -> R + Send,
+        R: Send,
+    {
+        match WorkerThread::current() {
+            None => self.in_worker_cold(op),
+            Some(worker) if Registry::same(worker.registry(), self) => op(worker, false),
+            Some(worker) => self.in_worker_cross(worker, op),
+        }
+    }
+
+    #[cold]
+    fn in_worker_cold<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread, bool) -> R + Send,
+        R: Send,
+    {
+        thread_local!(static PARK_LATCH: ParkLatch = ParkLatch::new());
+
+        let mut op = Some(op);
+        let mut run = |latch: &ParkLatch| {
+            let op = op
+                .take()
+                .expect("stealpool: in_worker_cold ran its job twice");
+            let job = StackJob::new(
+                |injected| {
+                    let worker = WorkerThread::current()
+                        .expect("stealpool: injected job must run on a worker");
+                    op(worker, injected)
+                },
+                LatchRef::new(latch),
+            );
+            // SAFETY: `job` lives on this frame until `wait_and_reset` returns, which
+            // happens only after the job set its latch.
+            self.inject(unsafe { job.as_job_ref() });
+            job.latch.wait_and_reset();
+            job.into_result()
+        };
+        // From a thread-local destructor that runs after `PARK_LATCH`'s own, the
+        // thread-local is gone: use a latch on this frame instead.
+        PARK_LATCH
+            .try_with(&mut run)
+            .unwrap_or_else(|_| run(&ParkLatch::new()))
+    }
+
+    #[cold]
+    fn in_worker_cross<OP, R>(&self, current_thread: &WorkerThread, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread, bool) -> R + Send,
+        R: Send,
+    {
+        let latch = SpinLatch::cross(current_thread);
+        let job = StackJob::new(
+            |injected| {
+                let worker =
+                    WorkerThread::current().expect("stealpool: injected job must run on a worker");
+                op(worker, injected)
+            },
+            latch,
+        );
+        // SAFETY: `job` lives on this frame until `wait_until` returns, which happens
+        // only after the job set its latch.
+        self.inject(unsafe { job.as_job_ref() });
+        current_thread.wait_until(&job.latch);
+        job.into_result()
+    }
+}
+
+/// Runs `op` on a worker: inline if the current thread is a worker of any pool, else on
+/// the global pool (blocking until it finishes).
+pub(crate) fn in_worker<OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread, bool) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(worker) => op(worker, false),
+        None => global_registry().in_worker(op),
+    }
+}

@@ -1,0 +1,186 @@
+//! The registry: the shared state of one pool (its workers' stealers, the injector, the
+//! sleep state, the handlers) and the ways work enters it.
+//!
+//! A [`ThreadPool`](crate::ThreadPool) is a handle to an `Arc<Registry>`; every worker
+//! thread holds another. Work enters in three ways:
+//!
+//! * **push**: a worker of this registry puts a job on its own deque
+//!   ([`WorkerThread::push`]);
+//! * **inject**: any other thread puts it on the shared [`Injector`] ([`Registry::inject`]);
+//! * **in_worker**: run a closure *on* a worker and wait for it (`install`, `join` and
+//!   `scope` from outside, cross-pool calls).
+//!
+//! Shape and names follow rayon-core's `registry.rs`, split by concept:
+//!
+//! * `mod.rs`: the `Registry` struct and its accessors;
+//! * `build.rs`: building a registry and starting its workers; adopting the building
+//!   thread (`use_current_thread`);
+//! * `global.rs`: the global pool;
+//! * `thread_builder.rs`: [`ThreadBuilder`] and the worker thread's body (`main_loop`);
+//! * `inject.rs`: injection, broadcasts, `in_worker` (inline, cold, cross-pool);
+//! * `lifecycle.rs`: the terminate count, termination, `wait_idle`, stopping.
+
+use crate::job::JobRef;
+use crate::join::pending::PendingHalves;
+use crate::latch::{CoreLatch, LockLatch};
+use crate::metrics::RegistryCounters;
+use crate::sleep::Sleep;
+use crate::sync::{Arc, AtomicUsize, Condvar, Mutex};
+use crate::unwind;
+use crate::worker::WorkerThread;
+use crossbeam_deque::{Injector, Stealer, Worker};
+use crossbeam_utils::CachePadded;
+use std::any::Any;
+use std::thread;
+
+/// Receives panics that have nowhere else to go (`spawn`, start and exit handlers).
+pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
+/// Runs on each worker thread before it starts (start) or after it stops (exit).
+pub(crate) type ThreadHandler = dyn Fn(usize) + Send + Sync;
+
+/// The shared state of one pool.
+pub(crate) struct Registry {
+    thread_infos: Vec<ThreadInfo>,
+    pub(crate) sleep: Sleep,
+    injected_jobs: Injector<JobRef>,
+    /// The pushing ends of every worker's broadcast queue (FIFO). Only broadcasts lock it.
+    broadcasts: Mutex<Vec<Worker<JobRef>>>,
+    counters: RegistryCounters,
+    panic_handler: Option<Box<PanicHandler>>,
+    start_handler: Option<Box<ThreadHandler>>,
+    exit_handler: Option<Box<ThreadHandler>>,
+    /// Starts at 1 for the `ThreadPool` handle; +1 for every `spawn` job until it has run.
+    /// When it reaches 0 every worker's `terminate` latch is set.
+    terminate_count: AtomicUsize,
+    /// Where `wait_idle` callers wait for `terminate_count` to fall back to 1.
+    idle: IdleWait,
+    /// Worker 0's deque ends with `use_current_thread`, until the building thread adopts
+    /// them (`adopt_current_thread`).
+    current_thread_parts: Mutex<Option<(Worker<JobRef>, Stealer<JobRef>)>>,
+    /// Join handles of the worker threads the default spawn handler started.
+    thread_handles: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// Worker 0 is the thread that built the pool (`use_current_thread`): it never runs
+    /// the main loop, so it never stops.
+    current_thread_worker: bool,
+}
+
+/// `wait_idle` waiters: a count the terminating side checks, and a condvar.
+#[derive(Default)]
+struct IdleWait {
+    waiters: AtomicUsize,
+    lock: Mutex<()>,
+    condvar: Condvar,
+}
+
+/// What the registry knows about one worker.
+struct ThreadInfo {
+    /// Set once the worker has installed itself in its thread-local slot.
+    primed: LockLatch,
+    /// Set when the worker has left its main loop.
+    stopped: LockLatch,
+    /// Set when the pool terminates; the worker's main loop waits on it.
+    terminate: CoreLatch,
+    /// Steals from the worker's deque.
+    stealer: Stealer<JobRef>,
+    /// The worker's private `join` halves, for rescuers (`join::pending`).
+    pending: Arc<CachePadded<PendingHalves>>,
+}
+
+mod build;
+mod global;
+mod inject;
+mod lifecycle;
+mod thread_builder;
+
+pub(crate) use global::{global_registry, init_global_registry};
+pub(crate) use inject::in_worker;
+pub use thread_builder::ThreadBuilder;
+
+impl Registry {
+    /// The registry of the current worker, else the global one.
+    pub(crate) fn current() -> Arc<Registry> {
+        match WorkerThread::current() {
+            Some(worker) => Arc::clone(worker.registry()),
+            None => Arc::clone(global_registry()),
+        }
+    }
+
+    /// Number of worker threads.
+    #[inline]
+    pub(crate) fn num_threads(&self) -> usize {
+        self.thread_infos.len()
+    }
+
+    /// Stealer for worker `index`'s deque.
+    #[inline]
+    pub(crate) fn stealer(&self, index: usize) -> &Stealer<JobRef> {
+        &self.thread_infos[index].stealer
+    }
+
+    /// Worker `index`'s private `join` halves (its own handle on them).
+    pub(crate) fn pending(&self, index: usize) -> Arc<CachePadded<PendingHalves>> {
+        Arc::clone(&self.thread_infos[index].pending)
+    }
+
+    /// Worker `index`'s private `join` halves, for a rescuer.
+    #[inline]
+    pub(crate) fn pending_of(&self, index: usize) -> &PendingHalves {
+        &self.thread_infos[index].pending
+    }
+
+    /// The shared queue for jobs from outside the pool.
+    #[inline]
+    pub(crate) fn injector(&self) -> &Injector<JobRef> {
+        &self.injected_jobs
+    }
+
+    /// The pool's metrics counters.
+    #[inline]
+    pub(crate) fn counters(&self) -> &RegistryCounters {
+        &self.counters
+    }
+
+    /// Whether two handles name the same registry.
+    #[inline]
+    pub(crate) fn same(a: &Registry, b: &Registry) -> bool {
+        std::ptr::eq(a, b)
+    }
+
+    /// Runs `func`, sending a panic to the panic handler. Without a handler the panic has
+    /// already been reported by the standard panic hook and is dropped: the pool keeps
+    /// running (rayon-core aborts the process instead).
+    pub(crate) fn catch_unwind(&self, func: impl FnOnce()) {
+        if let Err(payload) = unwind::halt_unwinding(func) {
+            self.handle_panic(payload);
+        }
+    }
+
+    fn handle_panic(&self, payload: Box<dyn Any + Send>) {
+        match &self.panic_handler {
+            Some(handler) => {
+                // A panicking handler has been reported by the hook; what it unwinds with
+                // is dropped quietly like any other payload nobody receives.
+                if let Err(second) = unwind::halt_unwinding(move || handler(payload)) {
+                    unwind::drop_quietly(second);
+                }
+            }
+            None => unwind::drop_quietly(payload),
+        }
+    }
+
+    /// The current thread's worker, if it is a worker of this registry.
+    #[inline]
+    pub(crate) fn current_worker(&self) -> Option<&'static WorkerThread> {
+        WorkerThread::current().filter(|worker| Registry::same(worker.registry(), self))
+    }
+
+    /// Whether any queue of the pool holds a job: the injector or any worker's deque.
+    /// The sleeper's last look before parking (docs/sleep.md, step 4).
+    pub(crate) fn has_pending_jobs(&self) -> bool {
+        !self.injected_jobs.is_empty()
+            || self
+                .thread_infos
+                .iter()
+                .any(|t| !t.stealer.is_empty() || t.pending.has_private())
+    }
+}

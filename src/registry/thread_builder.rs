@@ -1,0 +1,135 @@
+//! [`ThreadBuilder`], what a spawn handler receives for each worker, and the body a
+//! worker thread runs ([`main_loop`]).
+
+use super::Registry;
+use crate::job::JobRef;
+use crate::latch::{Latch, LockLatch};
+use crate::sync::Arc;
+use crate::unwind;
+use crate::worker::WorkerThread;
+use crossbeam_deque::{Stealer, Worker};
+use std::fmt;
+use std::mem;
+use std::thread;
+
+/// Everything a new worker thread needs to run: handed to the spawn handler, which starts
+/// an OS thread that must call [`ThreadBuilder::run`].
+///
+/// This is rayon-core's `ThreadBuilder`: with
+/// [`ThreadPoolBuilder::spawn_handler`](crate::ThreadPoolBuilder::spawn_handler) the
+/// application creates the threads itself (its own thread type, affinity, a scoped
+/// thread), and stealpool only supplies the body.
+pub struct ThreadBuilder {
+    pub(super) name: Option<String>,
+    pub(super) stack_size: Option<usize>,
+    pub(super) worker: Worker<JobRef>,
+    pub(super) broadcasts: Stealer<JobRef>,
+    pub(super) registry: Arc<Registry>,
+    pub(super) index: usize,
+}
+
+impl ThreadBuilder {
+    /// The index of this worker in its pool, `0..num_threads`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The thread name the builder's `thread_name` closure gave this worker, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The stack size (bytes) requested with `stack_size`, if any.
+    pub fn stack_size(&self) -> Option<usize> {
+        self.stack_size
+    }
+
+    /// A `std::thread::Builder` with this worker's name and stack size.
+    pub(crate) fn std_builder(&self) -> thread::Builder {
+        let mut b = thread::Builder::new();
+        if let Some(name) = &self.name {
+            b = b.name(name.clone());
+        }
+        if let Some(stack_size) = self.stack_size {
+            b = b.stack_size(stack_size);
+        }
+        b
+    }
+
+    /// Runs the worker on the current thread: the start handler, the scheduling loop until
+    /// the pool terminates, then the exit handler. Blocks until then.
+    ///
+    /// # Panics
+    /// If the current thread is already a worker of a pool (a spawn handler must call
+    /// `run` on a new thread).
+    pub fn run(self) {
+        assert!(
+            WorkerThread::current().is_none(),
+            "stealpool: ThreadBuilder::run called on a thread that is already a pool worker"
+        );
+        // SAFETY: the current thread is not a worker (checked above), and `main_loop`
+        // keeps its `WorkerThread` on this frame until it returns.
+        unsafe { main_loop(self) }
+    }
+}
+
+impl fmt::Debug for ThreadBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadBuilder")
+            .field("pool", &Arc::as_ptr(&self.registry))
+            .field("index", &self.index)
+            .field("name", &self.name)
+            .field("stack_size", &self.stack_size)
+            .finish()
+    }
+}
+
+/// The body of a worker thread.
+///
+/// # Safety
+/// Called on a thread that is not a worker yet; the `WorkerThread` lives on this frame.
+unsafe fn main_loop(thread: ThreadBuilder) {
+    let ThreadBuilder {
+        worker,
+        broadcasts,
+        registry,
+        index,
+        ..
+    } = thread;
+    let worker_thread = &WorkerThread::new(worker, broadcasts, Arc::clone(&registry), index);
+    // SAFETY: `worker_thread` lives on this frame for the rest of the thread's work and is
+    // unregistered by its `Drop` before the frame ends.
+    unsafe { WorkerThread::set_current(worker_thread) };
+    let info = &registry.thread_infos[index];
+    // SAFETY: the latch lives in the registry, which this thread keeps alive.
+    unsafe { LockLatch::set(&info.primed) };
+
+    // Nothing below may unwind: user code runs under `catch_unwind`.
+    let abort_guard = unwind::AbortIfPanic;
+
+    if let Some(handler) = registry.start_handler.as_ref() {
+        registry.catch_unwind(|| handler(index));
+    }
+
+    // The whole scheduling loop: run jobs until the pool terminates.
+    worker_thread.wait_until(&info.terminate);
+    // Normally empty: every job that holds no terminate reference (a `join` half, a scope
+    // job) belongs to a caller that keeps the pool alive. The exception is the building
+    // thread of a `use_current_thread` pool, which can use the pool without a handle;
+    // run what it left here rather than leave it to be stolen later.
+    while let Some(job) = worker_thread.take_local_job() {
+        worker_thread.execute(job);
+    }
+    worker_thread.flush_count_downs();
+
+    if let Some(handler) = registry.exit_handler.as_ref() {
+        registry.catch_unwind(|| handler(index));
+    }
+    mem::forget(abort_guard);
+
+    // Last: `shutdown` returns once every worker got here (and, for threads it started
+    // itself, once the thread has ended).
+    // SAFETY: as for `primed`.
+    unsafe { LockLatch::set(&info.stopped) };
+    // `worker_thread` is dropped here, clearing the thread-local pointer.
+}
