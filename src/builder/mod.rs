@@ -5,10 +5,17 @@ use crate::sleep::THREADS_MAX;
 use crate::unwind;
 use crate::ThreadPool;
 use std::any::Any;
-use std::error::Error;
 use std::fmt;
 use std::io;
 use std::thread;
+
+mod error;
+mod spawn_handler;
+
+pub(crate) use error::ErrorKind;
+pub use error::ThreadPoolBuildError;
+#[allow(unreachable_pub)]
+pub use spawn_handler::{CustomSpawn, DefaultSpawn, ThreadSpawn};
 
 /// The environment variable that sets the default number of worker threads.
 ///
@@ -376,59 +383,6 @@ fn default_num_threads() -> usize {
     num_cpus::get().max(1)
 }
 
-/// How a builder starts worker threads. Sealed: only [`DefaultSpawn`] and
-/// [`CustomSpawn`] implement it, and neither can be named outside this crate; they appear
-/// only as `ThreadPoolBuilder`'s type parameter (rayon-core's `ThreadSpawn`).
-#[allow(unreachable_pub)]
-pub trait ThreadSpawn: private::Sealed {
-    /// Starts a thread that calls `thread.run()`; returns its handle if it has one.
-    #[doc(hidden)]
-    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>>;
-}
-
-mod private {
-    #[allow(unreachable_pub)]
-    pub trait Sealed {}
-}
-
-/// Starts workers with `std::thread::Builder` (name and stack size, in bytes, from the
-/// builder), keeping their join handles for `ThreadPool::shutdown` (rayon-core's
-/// `DefaultSpawn`).
-#[derive(Debug, Default)]
-#[allow(unreachable_pub)]
-pub struct DefaultSpawn;
-
-impl private::Sealed for DefaultSpawn {}
-
-impl ThreadSpawn for DefaultSpawn {
-    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>> {
-        thread.std_builder().spawn(move || thread.run()).map(Some)
-    }
-}
-
-/// Starts workers with the application's closure (see
-/// [`ThreadPoolBuilder::spawn_handler`]; rayon-core's `CustomSpawn`). A closure's `Err`
-/// becomes the build error.
-#[allow(unreachable_pub)]
-pub struct CustomSpawn<F>(F);
-
-impl<F> fmt::Debug for CustomSpawn<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CustomSpawn(<closure>)")
-    }
-}
-
-impl<F> private::Sealed for CustomSpawn<F> where F: FnMut(ThreadBuilder) -> io::Result<()> {}
-
-impl<F> ThreadSpawn for CustomSpawn<F>
-where
-    F: FnMut(ThreadBuilder) -> io::Result<()>,
-{
-    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>> {
-        (self.0)(thread).map(|()| None)
-    }
-}
-
 /// Prints `Some(<closure>)` for a set closure, in rayon-core's field order.
 impl<S> fmt::Debug for ThreadPoolBuilder<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -449,61 +403,5 @@ impl<S> fmt::Debug for ThreadPoolBuilder<S> {
             .field("exit_handler", &closure(self.exit_handler.is_some()))
             .field("breadth_first", &self.breadth_first)
             .finish()
-    }
-}
-
-/// Why a pool could not be built.
-///
-/// Opaque like rayon-core's: inspect it through `Display` and [`Error::source`]. It is
-/// `Send + Sync`.
-#[derive(Debug)]
-pub struct ThreadPoolBuildError {
-    kind: ErrorKind,
-}
-
-#[derive(Debug)]
-pub(crate) enum ErrorKind {
-    /// `build_global` after the global pool exists.
-    GlobalPoolAlreadyInitialized,
-    /// `use_current_thread` on a thread that already is a worker of a pool.
-    CurrentThreadAlreadyInPool,
-    /// The OS refused to start a worker thread.
-    IOError(io::Error),
-    /// `STEALPOOL_NUM_THREADS` holds something that is not a thread count.
-    InvalidNumThreads(String),
-}
-
-const GLOBAL_POOL_ALREADY_INITIALIZED: &str =
-    "The global thread pool has already been initialized.";
-const CURRENT_THREAD_ALREADY_IN_POOL: &str =
-    "The current thread is already part of another thread pool.";
-
-impl ThreadPoolBuildError {
-    pub(crate) fn new(kind: ErrorKind) -> Self {
-        ThreadPoolBuildError { kind }
-    }
-}
-
-impl fmt::Display for ThreadPoolBuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            ErrorKind::GlobalPoolAlreadyInitialized => f.write_str(GLOBAL_POOL_ALREADY_INITIALIZED),
-            ErrorKind::CurrentThreadAlreadyInPool => f.write_str(CURRENT_THREAD_ALREADY_IN_POOL),
-            // The I/O error itself, as in rayon-core (`source()` returns it too).
-            ErrorKind::IOError(err) => err.fmt(f),
-            ErrorKind::InvalidNumThreads(value) => write!(
-                f,
-                "{NUM_THREADS_ENV}={value:?} is not a thread count (expected a non-negative integer; 0 means one per CPU)"
-            ),
-        }
-    }
-}
-
-impl Error for ThreadPoolBuildError {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        match &self.kind {
-            ErrorKind::IOError(err) => Some(err),
-            _ => None,
-        }
     }
 }

@@ -1,0 +1,63 @@
+//! [`ThreadPoolBuildError`]: why a pool could not be built.
+
+use std::error::Error;
+
+use super::NUM_THREADS_ENV;
+use std::fmt;
+use std::io;
+
+/// Why a pool could not be built.
+///
+/// Opaque like rayon-core's: inspect it through `Display` and [`Error::source`]. It is
+/// `Send + Sync`.
+#[derive(Debug)]
+pub struct ThreadPoolBuildError {
+    kind: ErrorKind,
+}
+
+#[derive(Debug)]
+pub(crate) enum ErrorKind {
+    /// `build_global` after the global pool exists.
+    GlobalPoolAlreadyInitialized,
+    /// `use_current_thread` on a thread that already is a worker of a pool.
+    CurrentThreadAlreadyInPool,
+    /// The OS refused to start a worker thread.
+    IOError(io::Error),
+    /// `STEALPOOL_NUM_THREADS` holds something that is not a thread count.
+    InvalidNumThreads(String),
+}
+
+const GLOBAL_POOL_ALREADY_INITIALIZED: &str =
+    "The global thread pool has already been initialized.";
+const CURRENT_THREAD_ALREADY_IN_POOL: &str =
+    "The current thread is already part of another thread pool.";
+
+impl ThreadPoolBuildError {
+    pub(crate) fn new(kind: ErrorKind) -> Self {
+        ThreadPoolBuildError { kind }
+    }
+}
+
+impl fmt::Display for ThreadPoolBuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::GlobalPoolAlreadyInitialized => f.write_str(GLOBAL_POOL_ALREADY_INITIALIZED),
+            ErrorKind::CurrentThreadAlreadyInPool => f.write_str(CURRENT_THREAD_ALREADY_IN_POOL),
+            // The I/O error itself, as in rayon-core (`source()` returns it too).
+            ErrorKind::IOError(err) => err.fmt(f),
+            ErrorKind::InvalidNumThreads(value) => write!(
+                f,
+                "{NUM_THREADS_ENV}={value:?} is not a thread count (expected a non-negative integer; 0 means one per CPU)"
+            ),
+        }
+    }
+}
+
+impl Error for ThreadPoolBuildError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match &self.kind {
+            ErrorKind::IOError(err) => Some(err),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! How a builder starts its worker threads: the sealed [`ThreadSpawn`] and its two
+//! implementations, [`DefaultSpawn`] and [`CustomSpawn`].
+
+use crate::registry::ThreadBuilder;
+use std::fmt;
+use std::io;
+use std::thread;
+
+/// How a builder starts worker threads. Sealed: only [`DefaultSpawn`] and
+/// [`CustomSpawn`] implement it, and neither can be named outside this crate; they appear
+/// only as `ThreadPoolBuilder`'s type parameter (rayon-core's `ThreadSpawn`).
+#[allow(unreachable_pub)]
+pub trait ThreadSpawn: private::Sealed {
+    /// Starts a thread that calls `thread.run()`; returns its handle if it has one.
+    #[doc(hidden)]
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>>;
+}
+
+mod private {
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+}
+
+/// Starts workers with `std::thread::Builder` (name and stack size, in bytes, from the
+/// builder), keeping their join handles for `ThreadPool::shutdown` (rayon-core's
+/// `DefaultSpawn`).
+#[derive(Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct DefaultSpawn;
+
+impl private::Sealed for DefaultSpawn {}
+
+impl ThreadSpawn for DefaultSpawn {
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>> {
+        thread.std_builder().spawn(move || thread.run()).map(Some)
+    }
+}
+
+/// Starts workers with the application's closure (see
+/// [`ThreadPoolBuilder::spawn_handler`]; rayon-core's `CustomSpawn`). A closure's `Err`
+/// becomes the build error.
+#[allow(unreachable_pub)]
+pub struct CustomSpawn<F>(pub(super) F);
+
+impl<F> fmt::Debug for CustomSpawn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CustomSpawn(<closure>)")
+    }
+}
+
+impl<F> private::Sealed for CustomSpawn<F> where F: FnMut(ThreadBuilder) -> io::Result<()> {}
+
+impl<F> ThreadSpawn for CustomSpawn<F>
+where
+    F: FnMut(ThreadBuilder) -> io::Result<()>,
+{
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>> {
+        (self.0)(thread).map(|()| None)
+    }
+}
