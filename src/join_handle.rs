@@ -143,6 +143,15 @@ impl<T> JoinHandle<T> {
     ///
     /// # Errors
     /// `Err(payload)` if the job panicked; re-raise it with `std::panic::resume_unwind`.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let sum = pool.spawn_with_handle(|| (1..=100u32).sum::<u32>());
+    /// assert_eq!(sum.join().unwrap(), 5050);
+    ///
+    /// let failed = pool.spawn_with_handle(|| -> u32 { panic!("no result") });
+    /// assert!(failed.join().is_err());
+    /// ```
     pub fn join(self) -> thread::Result<T> {
         let mut slot = self.state.slot.lock();
         if let Some(result) = slot.result.take() {

@@ -193,6 +193,17 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// a pool worker, or if the OS (or the spawn handler) refuses to start a thread (e.g.
     /// an impossible [`stack_size`](Self::stack_size)); in that case every thread already
     /// started exits (and runs its exit handler).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .thread_name(|i| format!("worker-{i}"))
+    ///     .build()
+    ///     .expect("two threads");
+    /// assert_eq!(pool.current_num_threads(), 2);
+    /// let name = pool.install(|| std::thread::current().name().map(String::from));
+    /// assert!(name.unwrap().starts_with("worker-"));
+    /// ```
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
         let registry = Registry::new(self)?;
         registry.adopt_current_thread();

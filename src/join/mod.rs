@@ -56,6 +56,22 @@ where
 ///
 /// # Panics
 /// As [`join`].
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let (a, b) = pool.install(|| {
+///     stealpool::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated())
+/// });
+/// // The first closure runs on the calling worker: never migrated.
+/// assert!(!a);
+/// // The second one is migrated if, and only if, another worker took it.
+/// let _ = b;
+///
+/// // Called from outside the pool, the whole `join` moves onto a worker of the global
+/// // pool, so the first closure counts as migrated too.
+/// let (a, _) = stealpool::join_context(|ctx| ctx.migrated(), |_| ());
+/// assert!(a);
+/// ```
 pub fn join_context<A, B, RA, RB>(oper_a: A, oper_b: B) -> (RA, RB)
 where
     A: FnOnce(FnContext) -> RA + Send,

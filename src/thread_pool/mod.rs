@@ -350,6 +350,13 @@ impl fmt::Debug for ThreadPool {
 
 /// The index of the calling thread in the pool it is a worker of, or `None` if it is not a
 /// worker of any pool. Indices run `0..current_num_threads()`.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// assert_eq!(stealpool::current_thread_index(), None); // not a worker
+/// let index = pool.install(stealpool::current_thread_index).unwrap();
+/// assert!(index < 3);
+/// ```
 #[inline]
 pub fn current_thread_index() -> Option<usize> {
     WorkerThread::current().map(WorkerThread::index)
@@ -388,6 +395,21 @@ pub fn current_thread_has_pending_tasks() -> Option<bool> {
 /// A panic in the job that runs propagates as it would from any job (e.g. to the
 /// `join` or `scope` it belongs to, not here; a `spawn`ed job's panic goes to the panic
 /// handler).
+///
+/// ```
+/// use stealpool::Yield;
+/// assert_eq!(stealpool::yield_now(), None); // not a worker
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// pool.install(|| {
+///     let ran = std::sync::atomic::AtomicBool::new(false);
+///     stealpool::scope(|s| {
+///         s.spawn(|_| ran.store(true, std::sync::atomic::Ordering::SeqCst));
+///         // The only worker is busy here: let it run the spawned job now.
+///         assert_eq!(stealpool::yield_now(), Some(Yield::Executed));
+///         assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+///     });
+/// });
+/// ```
 pub fn yield_now() -> Option<Yield> {
     WorkerThread::current().map(WorkerThread::yield_now)
 }
