@@ -5,8 +5,9 @@
 //! count run in a child process (this test binary re-executed on one test, see
 //! [`child`]), so that a failure there cannot take the other tests down with it.
 //!
-//! Tests marked **FAILS TODAY** reproduce a bug found by the attack and are expected to
-//! fail until it is fixed; the others pass and guard behaviour that is easy to break.
+//! The tests under a "Fixed:" heading reproduce a bug an attack found; each heading says
+//! what the bug was and how it was fixed. The others guard behaviour that is easy to
+//! break.
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -168,27 +169,19 @@ impl Drop for BadDrop {
 }
 
 // ------------------------------------------------------------------------------------
-// FAILS TODAY: a scope task/body panic whose payload's Drop panics
+// Fixed: a scope task/body panic whose payload's Drop panics
 // ------------------------------------------------------------------------------------
 //
-// Root cause (src/scope/mod.rs, `ScopeBase::job_panicked`, ~l.167-181, and
-// `execute_job_closure`, ~l.151-164): when a scope already holds a panic, every later
-// payload is dropped inside `job_panicked` (implicitly at the end of the function, or via
-// `drop(Box::from_raw(boxed))` when the CAS loses). That drop runs user code (the
-// payload's destructor) outside any `catch_unwind`, so a panicking destructor unwinds out
-// of `execute_job_closure` *before* `Latch::set` decrements the scope's count:
-//
-// * for a task run by a worker other than the owner, the unwind reaches `main_loop`'s
-//   `AbortIfPanic` (src/registry.rs ~l.364): the whole process aborts;
-// * for the scope body (or a task popped by the owner while it waits), the unwind leaves
-//   `ScopeBase::complete` before `job_completed_latch.wait`: the scope returns (panics)
-//   while its other tasks still run, and those tasks then write to the dead `Scope`
-//   (AddressSanitizer: stack-use-after-return in `CountLatch::set`, src/latch.rs:318).
-//
-// `Registry::handle_panic` already guards the same drop for `spawn`; `job_panicked` needs
-// the same `halt_unwinding` + `mem::forget`. (rayon-core 1.13 has the same bug.)
+// When a scope already held a panic, every later payload was dropped inside
+// `ScopeBase::job_panicked`, outside any `catch_unwind`, so a panicking destructor
+// unwound out of the job before it counted the scope's latch down: on a worker other than
+// the owner the unwind reached the main loop's `AbortIfPanic` (the process aborted); on
+// the owner the scope returned while its other tasks still ran and wrote to the dead
+// scope. The fix: `job_panicked` drops losing payloads with `unwind::drop_quietly`
+// (`halt_unwinding`, and a second panic's payload forgotten), as `Registry::handle_panic`
+// already did for `spawn`. rayon-core 1.13 has the bug.
 
-/// FAILS TODAY (process aborts: "a panic escaped into the scheduler itself").
+/// Aborted the process before the fix ("a panic escaped into the scheduler itself").
 #[test]
 fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
     if let Some(run) = child(
@@ -232,7 +225,7 @@ fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
     assert_eq!(result, Err(Some("adv: first".to_owned())));
 }
 
-/// FAILS TODAY: the scope returns (re-raising) while one of its tasks is still running.
+/// Before the fix the scope returned (re-raising) while one of its tasks still ran.
 #[test]
 fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
     if let Some(run) = child(
@@ -304,14 +297,13 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
     );
 }
 
-/// FAILS TODAY (process aborts: "panic in a destructor during cleanup").
+/// Aborted the process before the fix ("panic in a destructor during cleanup").
 ///
-/// Same class of bug in `join`: when both halves panic, `a`'s payload is re-raised by
-/// `recover_from_panic` (src/join/mod.rs ~l.77 and ~l.94-101) while `b`'s payload is still
-/// inside `job_b` (a `StackJob` on the `join_context` frame, ~l.66); it is dropped by the
-/// unwinding itself, so a panicking destructor there is a panic during unwinding and
-/// Rust aborts. Dropping the losing payload under `halt_unwinding` (and forgetting a
-/// second panic) before `resume_unwinding` would avoid it. rayon-core 1.13 aborts too.
+/// The same class of bug in `join`: when both halves panicked, `a`'s payload was re-raised
+/// while `b`'s payload was still inside `job_b` on the `join_context` frame; the unwinding
+/// dropped it, so a panicking destructor there was a panic during unwinding and Rust
+/// aborted. The fix: `join_context` drops `b`'s result quietly (`unwind::drop_quietly`,
+/// `StackJob::discard_result`) before it resumes `a`'s panic. rayon-core 1.13 aborts too.
 #[test]
 fn join_both_halves_panic_and_bs_payload_drop_panics_does_not_abort() {
     if let Some(run) = child(
@@ -335,16 +327,16 @@ fn join_both_halves_panic_and_bs_payload_drop_panics_does_not_abort() {
 }
 
 // ------------------------------------------------------------------------------------
-// FAILS TODAY: build_global deadlocks if thread_name touches the global pool
+// Fixed: build_global deadlocked if thread_name touches the global pool
 // ------------------------------------------------------------------------------------
 //
-// Root cause: `init_global_registry` (src/registry.rs ~l.78-90) holds the non-reentrant
-// `THE_REGISTRY_INIT` lock while `Registry::new` calls the user's `thread_name` closure
-// (src/registry.rs ~l.137); any free function that reaches `global_registry()`
-// (src/registry.rs ~l.65-75, lock at ~l.69), e.g. `current_num_threads()`, then waits for
-// that same lock on the same thread forever. (rayon-core 1.13 also deadlocks here.)
+// `init_global_registry` held the global pool's non-reentrant init lock while
+// `Registry::new` called the user's `thread_name` closure; any free function that reached
+// `global_registry()` from there (e.g. `current_num_threads()`) waited for that same lock
+// on the same thread for ever. The fix: the registry is built first, with no lock held,
+// and then offered to the `OnceLock` (`registry/global.rs`). rayon-core 1.13 deadlocks.
 
-/// FAILS TODAY (hang, killed after the timeout).
+/// Hung before the fix (killed after the timeout).
 #[test]
 fn build_global_with_thread_name_calling_a_free_function_does_not_hang() {
     if let Some(run) = child(
@@ -368,17 +360,17 @@ fn build_global_with_thread_name_calling_a_free_function_does_not_hang() {
 }
 
 // ------------------------------------------------------------------------------------
-// FAILS TODAY: FnContext::migrated doc claim
+// Fixed: FnContext::migrated after a panicking first half
 // ------------------------------------------------------------------------------------
 //
-// `FnContext::migrated` (src/lib.rs ~l.84-85) is documented as "true if the closure runs on a
-// different thread than the one that called join_context". When `oper_a` panics and
-// `oper_b` was not stolen, `recover_from_panic` (src/join/mod.rs ~l.94-101) runs `b`
-// through `StackJob::execute`, which always passes `migrated = true` (src/job.rs ~l.174
-// `func(true)`), although `b` runs on the calling thread. rayon-core 1.13 behaves the same,
-// so the fix may be to the documentation.
+// `FnContext::migrated` is documented as "true if the closure runs on a different thread
+// than the one that called join_context". When `oper_a` panicked and `oper_b` was not
+// stolen, `b` ran through `StackJob::execute`, which always passes `migrated = true`,
+// although `b` ran on the calling thread. The fix: the panic path runs `b` with
+// `StackJob::run_inline(injected)`, as the normal path does. rayon-core 1.13 reports
+// `true` there.
 
-/// FAILS TODAY (docs claim).
+/// Reported `true` before the fix.
 #[test]
 fn join_context_b_after_a_panicked_is_not_reported_migrated_on_the_same_thread() {
     quiet_expected_panics();

@@ -1,8 +1,9 @@
 //! Type-erased jobs: what the deques carry.
 //!
 //! A [`JobRef`] is a pointer plus the function that knows how to run it, so one deque type
-//! carries stack jobs (`join`, `install`), heap jobs (`spawn`, `Scope::spawn`) and anything
-//! later issues add. Every `JobRef` must be executed exactly once. The design follows
+//! carries stack jobs (`join`, `install`), heap jobs (`spawn`), scope jobs
+//! (`Scope::spawn`, in a worker's arena) and FIFO stubs. Every `JobRef` must be executed
+//! exactly once. The design follows
 //! rayon-core's `job.rs`.
 
 mod arena;
