@@ -123,12 +123,12 @@ impl<T> HandleState<T> {
             // SAFETY: the waiting worker stays in `join` (so its latch stays alive) until
             // this set is observed; we read nothing from the latch afterwards and use our
             // own `Arc` of its registry to wake it.
-            if unsafe { CoreLatch::set(waiter.latch) } {
+            unsafe {
                 waiter
                     .registry
                     .sleep
-                    .notify_worker_latch_is_set(waiter.index);
-            }
+                    .set_latch_and_wake(waiter.latch, waiter.index)
+            };
         }
     }
 }

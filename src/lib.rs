@@ -219,9 +219,7 @@ pub mod __loom {
         /// setter does).
         pub fn set_latch(&self, latch: &ModelLatch, owner: usize) {
             // SAFETY: `latch` is borrowed, so it stays alive for the whole call.
-            if unsafe { CoreLatch::set(&latch.0) } {
-                self.sleep.notify_worker_latch_is_set(owner);
-            }
+            unsafe { self.sleep.set_latch_and_wake(&latch.0, owner) };
         }
     }
 }

@@ -123,9 +123,7 @@ impl CountLatch {
                     // The owner may free the latch (and its `Arc`) once it is set.
                     let registry = Arc::clone(registry);
                     let worker_index = *worker_index;
-                    if CoreLatch::set(latch) {
-                        registry.sleep.notify_worker_latch_is_set(worker_index);
-                    }
+                    registry.sleep.set_latch_and_wake(latch, worker_index);
                 }
                 CountLatchKind::Blocking { latch } => ParkLatch::set(latch),
             }

@@ -94,8 +94,8 @@ impl CoreLatch {
         }
     }
 
-    /// Sets the latch. Returns `true` if the owner was `SLEEPING`, in which case the
-    /// caller must wake it with `Sleep::notify_worker_latch_is_set`.
+    /// Sets the latch. Returns `true` if the owner was `SLEEPING`, in which case it must
+    /// be woken: only `Sleep::set_latch_and_wake` calls this, and does both.
     ///
     /// # Safety
     /// `this` must point to a live latch; it may be freed right after the swap.
@@ -190,11 +190,9 @@ impl Latch for SpinLatch<'_> {
                 (*this).registry
             };
             let target_worker_index = (*this).target_worker_index;
-            if CoreLatch::set(&(*this).core_latch) {
-                registry
-                    .sleep
-                    .notify_worker_latch_is_set(target_worker_index);
-            }
+            registry
+                .sleep
+                .set_latch_and_wake(&(*this).core_latch, target_worker_index);
         }
     }
 }

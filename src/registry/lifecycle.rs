@@ -42,9 +42,7 @@ impl Registry {
             1 => {
                 for (index, info) in self.thread_infos.iter().enumerate() {
                     // SAFETY: the latch lives in the registry, which `self` keeps alive.
-                    if unsafe { CoreLatch::set(&info.terminate) } {
-                        self.sleep.notify_worker_latch_is_set(index);
-                    }
+                    unsafe { self.sleep.set_latch_and_wake(&info.terminate, index) };
                 }
             }
             // SeqCst pair with `wait_idle`: either it sees our decrement, or we see its

@@ -353,10 +353,20 @@ impl Sleep {
         is_blocked
     }
 
-    /// The latch of worker `target_worker_index` was set while it was `SLEEPING`.
+    /// Sets `latch`, which worker `owner` of this pool waits on, and wakes the owner if it
+    /// had fallen asleep on it: the one way a worker's latch is set (the swap and the
+    /// wake-up are the two halves of the latch protocol, docs/sleep.md, "Latches").
+    ///
+    /// # Safety
+    /// `latch` must be live; it may be freed as soon as the swap inside is done, so the
+    /// caller must not touch it afterwards, and `self` must not live in memory the owner
+    /// may free when it sees the latch set (callers keep their own `Arc` of the registry).
     #[inline]
-    pub(crate) fn notify_worker_latch_is_set(&self, target_worker_index: usize) {
-        self.wake_specific_thread(target_worker_index);
+    pub(crate) unsafe fn set_latch_and_wake(&self, latch: *const CoreLatch, owner: usize) {
+        // SAFETY: forwarded from this function's contract.
+        if unsafe { CoreLatch::set(latch) } {
+            self.wake_specific_thread(owner);
+        }
     }
 
     /// `num_jobs` jobs were pushed to the injector or to a worker's own deque;
