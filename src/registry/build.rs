@@ -119,18 +119,15 @@ impl Registry {
             return;
         };
         // It does not run the main loop: it takes part whenever it waits inside the pool
-        // (as in rayon-core). Its `WorkerThread` is leaked because the thread-local slot
-        // must stay valid for as long as the thread runs.
-        let worker_thread = Box::leak(Box::new(WorkerThread::new_adopted(
+        // (as in rayon-core). Its `WorkerThread` lives in a thread-local until the thread
+        // exits. The current thread is not a worker: `Registry::new` checked that on this
+        // same thread, and nothing in between made it one.
+        WorkerThread::adopt(WorkerThread::new_adopted(
             worker,
             broadcasts,
             Arc::clone(self),
             0,
-        )));
-        // SAFETY: the leaked box is never freed or moved, and the current thread is not a
-        // worker: `Registry::new` checked that on this same thread, and nothing in between
-        // made it one.
-        unsafe { WorkerThread::set_current(worker_thread) };
+        ));
         // SAFETY: the latch lives in the registry, which `self` keeps alive.
         unsafe { LockLatch::set(&self.thread_infos[0].primed) };
     }

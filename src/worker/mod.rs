@@ -22,8 +22,15 @@ use crossbeam_utils::CachePadded;
 use std::ptr;
 
 thread_local! {
-    /// The worker running on this thread, if any. Points into `main_loop`'s frame.
+    /// The worker running on this thread, if any. Points into `main_loop`'s frame, or to
+    /// the boxed worker in `ADOPTED`.
     static WORKER_THREAD_STATE: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+
+    /// The worker of a thread adopted by a `use_current_thread` pool, owned here so that it
+    /// is dropped (unregistering itself, releasing its registry) when the thread exits.
+    /// rayon-core leaks it.
+    static ADOPTED: std::cell::RefCell<Option<Box<WorkerThread>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// The per-thread half of a worker: its deque and its identity. Lives on the worker's
@@ -128,6 +135,32 @@ impl WorkerThread {
         // `WorkerThread` that stays alive (on the worker's bottom frame) until its `Drop`
         // clears the slot; code running on this thread cannot outlive that frame.
         unsafe { ptr.as_ref() }
+    }
+
+    /// Makes `thread` the current thread's worker for the rest of the thread's life (the
+    /// building thread of a `use_current_thread` pool, which never runs the main loop).
+    /// It is dropped when the thread exits; from a thread-local destructor that runs after
+    /// that slot's own, it is leaked instead.
+    ///
+    /// # Panics
+    /// If the current thread is already a worker.
+    pub(crate) fn adopt(thread: WorkerThread) {
+        let boxed = Box::new(thread);
+        // SAFETY: a box's contents do not move; the box goes into `ADOPTED` right below
+        // (or is leaked) and stays there until the thread-local is destroyed, when its
+        // `Drop` unregisters it before it is freed.
+        unsafe { WorkerThread::set_current(&*boxed) };
+        let mut boxed = Some(boxed);
+        if ADOPTED
+            .try_with(|slot| *slot.borrow_mut() = boxed.take())
+            .is_err()
+        {
+            // The slot is gone (we run in a late thread-local destructor): keep the
+            // worker for ever instead.
+            if let Some(boxed) = boxed {
+                Box::leak(boxed);
+            }
+        }
     }
 
     /// Registers `thread` as the current thread's worker.
