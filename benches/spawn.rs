@@ -144,7 +144,8 @@ fn park_round_trip(c: &mut Criterion) {
     // that never blocked, which is a different (cheaper) path.
     let parks = |pool: &stealpool::ThreadPool| pool.metrics().workers[0].parks;
     let wait_parked = |pool: &stealpool::ThreadPool, before: u64| {
-        while parks(pool) == before || pool.sleeping_threads() != 1 {
+        let unparks = |pool: &stealpool::ThreadPool| pool.metrics().workers[0].unparks;
+        while parks(pool) == before || parks(pool) == unparks(pool) {
             std::hint::spin_loop();
         }
     };

@@ -22,29 +22,11 @@ use stealpool::{ThreadPool, ThreadPoolBuilder};
 
 mod common;
 
+use common::{payload_str, wait_parked, watchdog};
+
 // ------------------------------------------------------------------------------------
 // Helpers
 // ------------------------------------------------------------------------------------
-
-/// Runs `f` on a fresh thread; panics if it has not finished within `secs` seconds
-/// (deadlock or lost wake-up). A panic in `f` is re-raised with its payload.
-fn watchdog<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    thread::Builder::new()
-        .name("adversarial-body".into())
-        .spawn(move || {
-            let _ = tx.send(panic::catch_unwind(AssertUnwindSafe(f)));
-        })
-        .expect("watchdog: cannot start the body thread");
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(payload)) => panic::resume_unwind(payload),
-        Err(RecvTimeoutError::Timeout) => {
-            panic!("watchdog: body did not finish within {secs} s (hang / lost wake-up)")
-        }
-        Err(RecvTimeoutError::Disconnected) => panic!("watchdog: body thread vanished"),
-    }
-}
 
 const CHILD_ENV: &str = "STEALPOOL_ADVERSARIAL_CHILD";
 
@@ -116,14 +98,6 @@ fn quiet_expected_panics() {
     });
 }
 
-fn payload_str(payload: &(dyn Any + Send)) -> Option<&str> {
-    if let Some(s) = payload.downcast_ref::<&'static str>() {
-        Some(s)
-    } else {
-        payload.downcast_ref::<String>().map(String::as_str)
-    }
-}
-
 fn expect_panic<R>(f: impl FnOnce() -> R) -> Box<dyn Any + Send> {
     match panic::catch_unwind(AssertUnwindSafe(f)) {
         Ok(_) => panic!("expected a panic"),
@@ -133,19 +107,6 @@ fn expect_panic<R>(f: impl FnOnce() -> R) -> Box<dyn Any + Send> {
 
 fn pool(n: usize) -> ThreadPool {
     ThreadPoolBuilder::new().num_threads(n).build().unwrap()
-}
-
-/// Waits until `n` workers of `pool` are parked (the pool went idle).
-fn wait_asleep(pool: &ThreadPool, n: usize) {
-    let start = Instant::now();
-    while pool.sleeping_threads() < n {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "pool never went to sleep ({} of {n} parked)",
-            pool.sleeping_threads()
-        );
-        thread::yield_now();
-    }
 }
 
 fn spin_for(nanos: u64) {
@@ -411,7 +372,7 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
     watchdog(30, || {
         let p = pool(2);
         for _ in 0..100 {
-            wait_asleep(&p, 2);
+            wait_parked(&p, 2);
             let b = Barrier::new(2);
             p.join(|| b.wait(), || b.wait());
         }
@@ -467,8 +428,8 @@ fn cross_pool_latch_wakes_a_parking_worker() {
             rx.recv_timeout(Duration::from_secs(5))
                 .unwrap_or_else(|_| panic!("iteration {i}: cross-pool wake-up lost"));
             if i % 100 == 0 {
-                wait_asleep(&a, 1);
-                wait_asleep(&b, 1);
+                wait_parked(&a, 1);
+                wait_parked(&b, 1);
             }
         }
     });
@@ -482,8 +443,8 @@ fn mutual_install_between_sleeping_one_thread_pools() {
         let a = Arc::new(pool(1));
         let b = Arc::new(pool(1));
         for _ in 0..200 {
-            wait_asleep(&a, 1);
-            wait_asleep(&b, 1);
+            wait_parked(&a, 1);
+            wait_parked(&b, 1);
             let (a1, b1, a2, b2) = (a.clone(), b.clone(), a.clone(), b.clone());
             let t1 = thread::spawn(move || {
                 a1.install(|| b1.install(|| a1.install(|| b1.install(|| 1))))
@@ -506,7 +467,7 @@ fn rendezvous_of_injected_jobs_after_sleep() {
         const N: usize = 4;
         let p = Arc::new(pool(N));
         for _ in 0..150 {
-            wait_asleep(&p, N);
+            wait_parked(&p, N);
             let bar = Arc::new(Barrier::new(N));
             let go = Arc::new(Barrier::new(N));
             let hs: Vec<_> = (0..N)
@@ -535,7 +496,7 @@ fn injection_bursts_from_many_threads_run_exactly_once() {
         let p = Arc::new(pool(2));
         for round in 0..30 {
             if round % 3 == 0 {
-                wait_asleep(&p, 2);
+                wait_parked(&p, 2);
             }
             let hits: Arc<Vec<AtomicUsize>> =
                 Arc::new((0..800).map(|_| AtomicUsize::new(0)).collect());
@@ -677,7 +638,7 @@ fn panics_in_every_position_are_routed_after_all_work_ran() {
             .unwrap();
         for i in 0..20 {
             if i % 5 == 0 {
-                wait_asleep(&p, 2);
+                wait_parked(&p, 2);
             }
             // join: A panics; B still ran
             let b_ran = AtomicBool::new(false);

@@ -6,7 +6,6 @@ mod common;
 use common::{quiet_expected_panics, watchdog, EXPECTED};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use stealpool::ThreadPoolBuilder;
 
 #[test]
@@ -18,9 +17,7 @@ fn broadcast_into_a_sleeping_pool_many_times() {
             let pool = ThreadPoolBuilder::new().num_threads(n).build().unwrap();
             for round in 0..20 {
                 if round % 2 == 0 {
-                    assert!(common::wait_until(Duration::from_secs(20), || {
-                        pool.sleeping_threads() == n
-                    }));
+                    common::wait_parked(&pool, n);
                 }
                 let got = pool.broadcast(|ctx| ctx.index());
                 assert_eq!(got, (0..n).collect::<Vec<_>>());

@@ -6,20 +6,15 @@
 mod common;
 
 use common::watchdog;
-use std::time::Duration;
 use stealpool::{ThreadPool, ThreadPoolBuilder};
 
 fn pool(n: usize) -> ThreadPool {
     ThreadPoolBuilder::new().num_threads(n).build().unwrap()
 }
 
-/// Waits until every worker of `pool` is parked (hidden test hook).
+/// Waits until every worker of `pool` is parked.
 fn wait_asleep(pool: &ThreadPool) {
-    let n = pool.current_num_threads();
-    assert!(
-        common::wait_until(Duration::from_secs(20), || pool.sleeping_threads() == n),
-        "pool of {n} never went fully to sleep"
-    );
+    common::wait_parked(pool, pool.current_num_threads());
 }
 
 #[test]

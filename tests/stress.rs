@@ -199,7 +199,7 @@ const BURST_WAIT: Duration = Duration::from_secs(10);
 /// parked workers and at workers on their way to park.
 ///
 /// A quarter of the bursts (and the first one) wait until every worker is
-/// parked (`sleeping_threads() == n`), and measure how long that took since
+/// parked (`parked_workers(pool) == n`), and measure how long that took since
 /// the previous burst ended. The others pause for a random time between 0 and
 /// 1.5 times that measured time to park, so that the burst often lands in the
 /// short window where the last worker decides to go to sleep: this is where
@@ -223,12 +223,12 @@ impl Pacer {
     fn before_burst(&mut self, pool: &ThreadPool, n: usize, burst: usize) {
         let start = Instant::now();
         if self.park_ns == 0 || self.rng.u8(0..4) == 0 {
-            let parked = wait_until(BURST_WAIT, || pool.sleeping_threads() == n);
+            let parked = wait_until(BURST_WAIT, || common::parked_workers(pool) == n);
             assert!(
                 parked,
                 "burst {burst}: workers did not all park within {BURST_WAIT:?} \
-                 (sleeping_threads = {}, expected {n})",
-                pool.sleeping_threads()
+                 ({} parked, expected {n})",
+                common::parked_workers(pool)
             );
             let took = start.elapsed().as_nanos() as u64;
             self.park_ns = if self.park_ns == 0 {

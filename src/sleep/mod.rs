@@ -117,11 +117,6 @@ impl Sleep {
         }
     }
 
-    /// Workers parked right now (a racy snapshot, for tests and metrics).
-    pub(crate) fn sleeping_threads(&self) -> usize {
-        self.counters.load(Ordering::SeqCst).sleeping_threads()
-    }
-
     /// After a lazy `join` pushed a half on its private stack: whether some worker is
     /// searching for work or parked, so that promoting the half would help.
     ///

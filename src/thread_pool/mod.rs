@@ -323,14 +323,6 @@ impl ThreadPool {
             .current_worker()
             .map(|worker| worker.yield_local())
     }
-
-    /// How many workers are parked on their condvar right now: a racy snapshot, for
-    /// tests that need an idle pool (e.g. to exercise the wake-up path). Not part of the
-    /// stable API.
-    #[doc(hidden)]
-    pub fn sleeping_threads(&self) -> usize {
-        self.registry.sleep.sleeping_threads()
-    }
 }
 
 impl Drop for ThreadPool {

@@ -135,6 +135,26 @@ impl CountLatch {
     }
 }
 
+/// How many workers of `pool` are parked right now, from the public metrics: a worker
+/// counts a park just before it blocks and an unpark when it wakes, so a parked worker
+/// has one park more than unparks. A racy snapshot, for tests that need an idle pool.
+pub fn parked_workers(pool: &ThreadPool) -> usize {
+    pool.metrics()
+        .workers
+        .iter()
+        .filter(|w| w.parks > w.unparks)
+        .count()
+}
+
+/// Waits (up to 20 s, else panics) until at least `n` workers of `pool` are parked.
+pub fn wait_parked(pool: &ThreadPool, n: usize) {
+    assert!(
+        wait_until(Duration::from_secs(20), || parked_workers(pool) >= n),
+        "pool never went to sleep ({} of {n} workers parked)",
+        parked_workers(pool)
+    );
+}
+
 /// Polls `cond` (yielding between polls) until it holds or `timeout` expires.
 /// Returns whether it held.
 pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
