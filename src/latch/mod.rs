@@ -19,12 +19,11 @@ mod count;
 pub(crate) use count::CountLatch;
 
 use crate::registry::Registry;
-use crate::sync::protocol::AtomicUsize;
+use crate::sync::protocol::{thread, AtomicBool, AtomicUsize};
 use crate::sync::Arc;
-use crate::sync::{AtomicBool, Condvar, Mutex, Ordering};
+use crate::sync::{Condvar, Mutex, Ordering};
 use crate::worker::WorkerThread;
 use std::marker::PhantomData;
-use std::thread;
 
 /// A one-shot signal.
 pub(crate) trait Latch {

@@ -29,7 +29,9 @@ pub(crate) use std::sync::Arc;
 pub(crate) use self::lock::std_locks::{Condvar, Mutex};
 
 /// The primitives of the sleep/wake protocol itself (the sleep counters, the per-worker
-/// parking mutex and condvar, `CoreLatch`'s state, the scheduler's `yield`). Built with
+/// parking mutex and condvar, `CoreLatch`'s state, the scheduler's `yield`) and of the
+/// latches outside threads wait on (`ParkLatch`: its flag, `park`/`unpark`; `CountLatch`'s
+/// count). Built with
 /// `RUSTFLAGS="--cfg loom --cfg stealpool_fences"`, they are loom's model-checked types
 /// and `tests/loom_sleep.rs` explores every interleaving of the protocol; otherwise they
 /// are std's atomics, mutex and condvar (the same types as [`Mutex`] and [`Condvar`]).
@@ -37,14 +39,19 @@ pub(crate) mod protocol {
     #[cfg(not(loom))]
     pub(crate) use super::lock::std_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(not(loom))]
-    pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize};
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    /// Thread handles, `park` and `unpark`, for `ParkLatch`.
+    #[cfg(not(loom))]
+    pub(crate) use std::thread;
     #[cfg(not(loom))]
     pub(crate) use std::thread::yield_now;
 
     #[cfg(loom)]
     pub(crate) use super::lock::loom_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(loom)]
-    pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    #[cfg(loom)]
+    pub(crate) use loom::thread;
     #[cfg(loom)]
     pub(crate) use loom::thread::yield_now;
 }
