@@ -10,7 +10,8 @@
 use crate::latch::CoreLatch;
 use crate::registry::Registry;
 use crate::spawn::{spawn_job_in, Order};
-use crate::sync::{Arc, AtomicBool, Condvar, Mutex, Ordering};
+use crate::sync::protocol::{AtomicBool, Condvar, Mutex};
+use crate::sync::{Arc, Ordering};
 use crate::unwind;
 use crate::worker::WorkerThread;
 use std::fmt;
@@ -27,7 +28,7 @@ pub struct JoinHandle<T> {
     state: Arc<HandleState<T>>,
 }
 
-struct HandleState<T> {
+pub(crate) struct HandleState<T> {
     slot: Mutex<Slot<T>>,
     /// Wakes a joiner that is not a worker.
     condvar: Condvar,
@@ -79,27 +80,36 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let state = Arc::new(HandleState {
-        slot: Mutex::new(Slot {
-            result: None,
-            waiter: None,
-            detached: false,
-        }),
-        condvar: Condvar::new(),
-        finished: AtomicBool::new(false),
-    });
-    let job_state = Arc::clone(&state);
+    let (handle, job_state) = JoinHandle::new_pair();
     spawn_job_in(
         move || job_state.complete(unwind::halt_unwinding(func)),
         registry,
         Order::Lifo,
     );
-    JoinHandle { state }
+    handle
+}
+
+impl<T> JoinHandle<T> {
+    /// A handle and the state its job completes (`HandleState::complete`).
+    pub(crate) fn new_pair() -> (JoinHandle<T>, Arc<HandleState<T>>) {
+        let state = Arc::new(HandleState {
+            slot: Mutex::new(Slot {
+                result: None,
+                waiter: None,
+                detached: false,
+            }),
+            condvar: Condvar::new(),
+            finished: AtomicBool::new(false),
+        });
+        let job_state = Arc::clone(&state);
+        (JoinHandle { state }, job_state)
+    }
 }
 
 impl<T> HandleState<T> {
-    /// Stores the job's outcome and wakes the joiner.
-    fn complete(&self, result: thread::Result<T>) {
+    /// Stores the job's outcome and wakes the joiner; if the handle was dropped, drops
+    /// the value instead (a panic then goes on to the caller: the pool's panic routing).
+    pub(crate) fn complete(&self, result: thread::Result<T>) {
         let mut slot = self.slot.lock();
         if slot.detached {
             drop(slot);

@@ -23,7 +23,7 @@
 pub(crate) mod barrier;
 mod lock;
 
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 pub(crate) use std::sync::Arc;
 
 pub(crate) use self::lock::std_locks::{Condvar, Mutex};
