@@ -3,14 +3,14 @@
 
 use super::global::Terminator;
 use super::thread_builder::ThreadBuilder;
-use super::{IdleWait, Registry, ThreadInfo};
+use super::{Registry, TerminateCount, ThreadInfo};
 use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::JobRef;
 use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, Latch, LockLatch};
 use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
-use crate::sync::{Arc, AtomicUsize, Mutex};
+use crate::sync::{Arc, Mutex};
 use crate::worker::WorkerThread;
 use crossbeam_deque::{Injector, Stealer, Worker};
 use crossbeam_utils::CachePadded;
@@ -67,8 +67,7 @@ impl Registry {
             panic_handler: builder.take_panic_handler(),
             start_handler: builder.take_start_handler(),
             exit_handler: builder.take_exit_handler(),
-            terminate_count: AtomicUsize::new(1),
-            idle: IdleWait::default(),
+            terminate_count: TerminateCount::new(1),
             current_thread_parts: Mutex::new(None),
             thread_handles: Mutex::new(Vec::new()),
             current_thread_worker: use_current_thread,

@@ -1,9 +1,9 @@
 //! A registry's life: the terminate count (every `spawn` holds the pool alive until it
 //! ran), termination, `wait_idle`, and waiting for the workers to stop.
 
+use super::terminate::Released;
 use super::Registry;
 use crate::latch::CoreLatch;
-use crate::sync::Ordering;
 use std::mem;
 
 impl Registry {
@@ -15,43 +15,17 @@ impl Registry {
     /// job.
     #[inline]
     pub(crate) fn increment_terminate_count(&self, n: usize) -> bool {
-        let mut count = self.terminate_count.load(Ordering::Relaxed);
-        loop {
-            if count == 0 {
-                return false;
-            }
-            // Relaxed: a non-zero count means the caller's own reference (pool handle or
-            // running spawn job) keeps it from reaching zero concurrently, as with
-            // `Arc::clone`; the job itself is published by the deque push that follows.
-            match self.terminate_count.compare_exchange_weak(
-                count,
-                count + n,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(actual) => count = actual,
-            }
-        }
+        self.terminate_count.acquire(n)
     }
 
     /// Drops one reference; the last one tells every worker to exit once idle. When only
     /// the pool handle's reference is left, the pool is idle: wakes `wait_idle` callers.
     pub(crate) fn terminate(&self) {
-        match self.terminate_count.fetch_sub(1, Ordering::SeqCst) {
-            1 => {
-                for (index, info) in self.thread_infos.iter().enumerate() {
-                    // SAFETY: the latch lives in the registry, which `self` keeps alive.
-                    unsafe { self.sleep.set_latch_and_wake(&info.terminate, index) };
-                }
+        if self.terminate_count.release() == Released::Terminated {
+            for (index, info) in self.thread_infos.iter().enumerate() {
+                // SAFETY: the latch lives in the registry, which `self` keeps alive.
+                unsafe { self.sleep.set_latch_and_wake(&info.terminate, index) };
             }
-            // SeqCst pair with `wait_idle`: either it sees our decrement, or we see its
-            // registration as a waiter (store-load on both sides).
-            2 if self.idle.waiters.load(Ordering::SeqCst) > 0 => {
-                let _guard = self.idle.lock.lock();
-                self.idle.condvar.notify_all();
-            }
-            _ => {}
         }
     }
 
@@ -60,13 +34,7 @@ impl Registry {
     ///
     /// The caller must hold the pool handle and must not itself be such a job.
     pub(crate) fn wait_idle(&self) {
-        self.idle.waiters.fetch_add(1, Ordering::SeqCst);
-        let mut guard = self.idle.lock.lock();
-        while self.terminate_count.load(Ordering::SeqCst) > 1 {
-            guard = self.idle.condvar.wait(guard);
-        }
-        drop(guard);
-        self.idle.waiters.fetch_sub(1, Ordering::SeqCst);
+        self.terminate_count.wait_idle()
     }
 
     /// Whether worker 0 is the thread that built the pool (`use_current_thread`).

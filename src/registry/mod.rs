@@ -25,7 +25,7 @@ use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, LockLatch};
 use crate::metrics::RegistryCounters;
 use crate::sleep::Sleep;
-use crate::sync::{Arc, AtomicUsize, Condvar, Mutex};
+use crate::sync::{Arc, Mutex};
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crossbeam_deque::{Injector, Stealer, Worker};
@@ -51,9 +51,7 @@ pub(crate) struct Registry {
     exit_handler: Option<Box<ThreadHandler>>,
     /// Starts at 1 for the `ThreadPool` handle; +1 for every `spawn` job until it has run.
     /// When it reaches 0 every worker's `terminate` latch is set.
-    terminate_count: AtomicUsize,
-    /// Where `wait_idle` callers wait for `terminate_count` to fall back to 1.
-    idle: IdleWait,
+    terminate_count: TerminateCount,
     /// Worker 0's deque ends with `use_current_thread`, until the building thread adopts
     /// them (`adopt_current_thread`).
     current_thread_parts: Mutex<Option<(Worker<JobRef>, Stealer<JobRef>)>>,
@@ -62,14 +60,6 @@ pub(crate) struct Registry {
     /// Worker 0 is the thread that built the pool (`use_current_thread`): it never runs
     /// the main loop, so it never stops.
     current_thread_worker: bool,
-}
-
-/// `wait_idle` waiters: a count the terminating side checks, and a condvar.
-#[derive(Default)]
-struct IdleWait {
-    waiters: AtomicUsize,
-    lock: Mutex<()>,
-    condvar: Condvar,
 }
 
 /// What the registry knows about one worker.
@@ -90,10 +80,14 @@ mod build;
 mod global;
 mod inject;
 mod lifecycle;
+mod terminate;
 mod thread_builder;
 
 pub(crate) use global::{global_registry, init_global_registry};
 pub(crate) use inject::in_worker;
+#[cfg(loom)]
+pub(crate) use terminate::Released;
+pub(crate) use terminate::TerminateCount;
 pub use thread_builder::ThreadBuilder;
 
 impl Registry {

@@ -23,7 +23,7 @@
 pub(crate) mod barrier;
 mod lock;
 
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 pub(crate) use std::sync::Arc;
 
 pub(crate) use self::lock::std_locks::{Condvar, Mutex};
@@ -39,7 +39,7 @@ pub(crate) mod protocol {
     #[cfg(not(loom))]
     pub(crate) use super::lock::std_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(not(loom))]
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize};
     /// Thread handles, `park` and `unpark`, for `ParkLatch`.
     #[cfg(not(loom))]
     pub(crate) use std::thread;
@@ -49,7 +49,7 @@ pub(crate) mod protocol {
     #[cfg(loom)]
     pub(crate) use super::lock::loom_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(loom)]
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize};
     #[cfg(loom)]
     pub(crate) use loom::thread;
     #[cfg(loom)]
