@@ -265,6 +265,36 @@ pub mod __loom_scope {
     }
 }
 
+/// The latch several outside threads wait on (a pool's start-up and shutdown) for the
+/// loom model (`tests/loom_latch.rs`); only with `--cfg loom`. Not an API.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom_latch {
+    use crate::latch::{Latch, LockLatch};
+
+    /// A `LockLatch`: any number of waiters, one setter.
+    #[derive(Debug)]
+    pub struct ModelLockLatch(LockLatch);
+
+    impl Default for ModelLockLatch {
+        fn default() -> Self {
+            ModelLockLatch(LockLatch::new())
+        }
+    }
+
+    impl ModelLockLatch {
+        /// Blocks until set.
+        pub fn wait(&self) {
+            self.0.wait()
+        }
+        /// Sets it (waking every waiter).
+        pub fn set(&self) {
+            // SAFETY: borrowed, so alive for the whole call.
+            unsafe { LockLatch::set(&self.0) }
+        }
+    }
+}
+
 /// A join handle and its job's completion for the loom model (`tests/loom_handle.rs`);
 /// only with `--cfg loom`. Not an API. The joiner is outside any pool (it waits on the
 /// handle's condvar), as for `JoinHandle::join` called from a non-worker thread.

@@ -19,9 +19,8 @@ mod count;
 pub(crate) use count::CountLatch;
 
 use crate::registry::Registry;
-use crate::sync::protocol::{thread, AtomicBool, AtomicUsize};
-use crate::sync::Arc;
-use crate::sync::{Condvar, Mutex, Ordering};
+use crate::sync::protocol::{thread, AtomicBool, AtomicUsize, Condvar, Mutex};
+use crate::sync::{Arc, Ordering};
 use crate::worker::WorkerThread;
 use std::marker::PhantomData;
 
@@ -274,7 +273,7 @@ pub(crate) struct LockLatch {
 
 impl LockLatch {
     /// An unset latch.
-    pub(crate) const fn new() -> LockLatch {
+    pub(crate) fn new() -> LockLatch {
         LockLatch {
             m: Mutex::new(false),
             v: Condvar::new(),

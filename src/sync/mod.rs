@@ -26,7 +26,7 @@ mod lock;
 pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 pub(crate) use std::sync::Arc;
 
-pub(crate) use self::lock::std_locks::{Condvar, Mutex};
+pub(crate) use self::lock::std_locks::Mutex;
 
 /// The primitives of the sleep/wake protocol itself (the sleep counters, the per-worker
 /// parking mutex and condvar, `CoreLatch`'s state, the scheduler's `yield`) and of the
