@@ -167,7 +167,7 @@ impl<T> JoinHandle<T> {
         if let Some(result) = slot.result.take() {
             return result;
         }
-        match WorkerThread::current() {
+        slot = WorkerThread::with_current(|worker| match worker {
             Some(worker) => {
                 let latch = CoreLatch::new();
                 slot.waiter = Some(Waiter {
@@ -177,14 +177,15 @@ impl<T> JoinHandle<T> {
                 });
                 drop(slot);
                 worker.wait_until(&latch);
-                slot = self.state.slot.lock();
+                self.state.slot.lock()
             }
             None => {
                 while slot.result.is_none() {
                     slot = self.state.condvar.wait(slot);
                 }
+                slot
             }
-        }
+        });
         slot.result
             .take()
             .expect("stealpool: join handle woken without a result")

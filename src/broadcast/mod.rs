@@ -36,10 +36,12 @@ impl<'a> BroadcastContext<'a> {
     /// If the current thread is not a worker (a scheduler bug: broadcast jobs only run on
     /// the worker whose queue they were pushed to).
     pub(crate) fn with<R>(f: impl FnOnce(BroadcastContext<'_>) -> R) -> R {
-        let worker = WorkerThread::current().expect("stealpool: broadcast job ran off-pool");
-        f(BroadcastContext {
-            worker,
-            _marker: PhantomData,
+        WorkerThread::with_current(|worker| {
+            let worker = worker.expect("stealpool: broadcast job ran off-pool");
+            f(BroadcastContext {
+                worker,
+                _marker: PhantomData,
+            })
         })
     }
 
@@ -131,21 +133,32 @@ where
     let n_threads = registry.num_threads();
     // The waiter: a worker (of this pool or another) keeps running its own pool's jobs
     // while it waits, including its own copy if this is its pool; others block.
-    let current_thread = WorkerThread::current();
-    let latch = CountLatch::with_count(n_threads, current_thread);
-    let op = &op;
-    let jobs: Vec<_> = (0..n_threads)
-        .map(|_| StackJob::new(move |_| BroadcastContext::with(op), LatchRef::new(&latch)))
-        .collect();
-    // SAFETY: the jobs live in `jobs` until `wait` below returns, i.e. until every one of
-    // them has executed and counted the latch down.
-    let job_refs = jobs.iter().map(|job| unsafe { job.as_job_ref() });
-    registry.inject_broadcast(job_refs);
+    WorkerThread::with_current(|current_thread| {
+        let latch = CountLatch::with_count(n_threads, current_thread);
+        let op = &op;
+        let jobs: Vec<_> = (0..n_threads)
+            .map(|_| StackJob::new(move |_| BroadcastContext::with(op), LatchRef::new(&latch)))
+            .collect();
+        // SAFETY: the jobs live in `jobs` until `wait` below returns, i.e. until every one
+        // of them has executed and counted the latch down.
+        let job_refs = jobs.iter().map(|job| unsafe { job.as_job_ref() });
+        registry.inject_broadcast(job_refs);
+        latch.wait(current_thread);
+        registry.terminate();
+        collect_results(jobs, n_threads)
+    })
+}
 
-    latch.wait(current_thread);
-    registry.terminate();
-    // Every job ran; collect in index order, re-raising the first panic after all the
-    // results are taken (the rest are dropped quietly).
+/// The results of a broadcast's jobs, which all ran, in index order; re-raises the first
+/// panic after all the results are taken (the rest are dropped quietly).
+fn collect_results<L: crate::latch::Latch + Sync, F, R>(
+    jobs: Vec<StackJob<L, F, R>>,
+    n_threads: usize,
+) -> Vec<R>
+where
+    F: FnOnce(bool) -> R + Send,
+    R: Send,
+{
     let mut results = Vec::with_capacity(n_threads);
     let mut first_panic = None;
     for job in jobs {

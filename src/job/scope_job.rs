@@ -69,10 +69,10 @@ where
                 Box::from_raw(this).func
             } else {
                 let func = ptr::addr_of!((*this).func).read();
-                match WorkerThread::current() {
+                WorkerThread::with_current(|worker| match worker {
                     Some(worker) => worker.release_later(chunk),
                     None => Chunk::release(chunk, 1),
-                }
+                });
                 func
             }
         };

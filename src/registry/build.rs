@@ -29,7 +29,7 @@ impl Registry {
     ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
         let n_threads = builder.get_num_threads()?.min(THREADS_MAX);
         let use_current_thread = builder.get_use_current_thread();
-        if use_current_thread && WorkerThread::current().is_some() {
+        if use_current_thread && WorkerThread::is_worker_thread() {
             return Err(ThreadPoolBuildError::new(
                 ErrorKind::CurrentThreadAlreadyInPool,
             ));

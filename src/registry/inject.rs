@@ -10,10 +10,10 @@ use crate::worker::WorkerThread;
 impl Registry {
     /// Pushes on the current worker's deque if it belongs to this registry, else injects.
     pub(crate) fn inject_or_push(&self, job_ref: JobRef) {
-        match self.current_worker() {
+        self.with_current_worker(|worker| match worker {
             Some(worker) => worker.push(job_ref),
             None => self.inject(job_ref),
-        }
+        })
     }
 
     /// Pushes a job from outside the pool onto the injector and wakes a worker if needed.
@@ -52,11 +52,11 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
-        match WorkerThread::current() {
+        WorkerThread::with_current(|worker| match worker {
             None => self.in_worker_cold(op),
             Some(worker) if Registry::same(worker.registry(), self) => op(worker, false),
             Some(worker) => self.in_worker_cross(worker, op),
-        }
+        })
     }
 
     #[cold]
@@ -74,9 +74,10 @@ impl Registry {
                 .expect("stealpool: in_worker_cold ran its job twice");
             let job = StackJob::new(
                 |injected| {
-                    let worker = WorkerThread::current()
-                        .expect("stealpool: injected job must run on a worker");
-                    op(worker, injected)
+                    WorkerThread::with_current(|worker| {
+                        let worker = worker.expect("stealpool: injected job must run on a worker");
+                        op(worker, injected)
+                    })
                 },
                 LatchRef::new(latch),
             );
@@ -102,9 +103,10 @@ impl Registry {
         let latch = SpinLatch::cross(current_thread);
         let job = StackJob::new(
             |injected| {
-                let worker =
-                    WorkerThread::current().expect("stealpool: injected job must run on a worker");
-                op(worker, injected)
+                WorkerThread::with_current(|worker| {
+                    let worker = worker.expect("stealpool: injected job must run on a worker");
+                    op(worker, injected)
+                })
             },
             latch,
         );
@@ -123,8 +125,19 @@ where
     OP: FnOnce(&WorkerThread, bool) -> R + Send,
     R: Send,
 {
-    match WorkerThread::current() {
+    WorkerThread::with_current(|worker| match worker {
         Some(worker) => op(worker, false),
-        None => global_registry().in_worker(op),
-    }
+        None => in_global_pool(op),
+    })
+}
+
+/// `in_worker` from a thread that is not a worker: on the global pool.
+#[cold]
+#[inline(never)]
+fn in_global_pool<OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread, bool) -> R + Send,
+    R: Send,
+{
+    global_registry().in_worker(op)
 }

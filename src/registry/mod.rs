@@ -93,10 +93,10 @@ pub use thread_builder::ThreadBuilder;
 impl Registry {
     /// The registry of the current worker, else the global one.
     pub(crate) fn current() -> Arc<Registry> {
-        match WorkerThread::current() {
+        WorkerThread::with_current(|worker| match worker {
             Some(worker) => Arc::clone(worker.registry()),
             None => Arc::clone(global_registry()),
-        }
+        })
     }
 
     /// Number of worker threads.
@@ -162,10 +162,12 @@ impl Registry {
         }
     }
 
-    /// The current thread's worker, if it is a worker of this registry.
+    /// Runs `f` with the current thread's worker, if it is a worker of this registry.
     #[inline]
-    pub(crate) fn current_worker(&self) -> Option<&'static WorkerThread> {
-        WorkerThread::current().filter(|worker| Registry::same(worker.registry(), self))
+    pub(crate) fn with_current_worker<R>(&self, f: impl FnOnce(Option<&WorkerThread>) -> R) -> R {
+        WorkerThread::with_current(|worker| {
+            f(worker.filter(|worker| Registry::same(worker.registry(), self)))
+        })
     }
 
     /// Whether any queue of the pool holds a job: the injector or any worker's deque.

@@ -64,7 +64,7 @@ impl ThreadBuilder {
     /// `run` on a new thread).
     pub fn run(self) {
         assert!(
-            WorkerThread::current().is_none(),
+            !WorkerThread::is_worker_thread(),
             "stealpool: ThreadBuilder::run called on a thread that is already a pool worker"
         );
         // SAFETY: the current thread is not a worker (checked above), and `main_loop`

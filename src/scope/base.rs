@@ -61,11 +61,13 @@ impl<'scope> ScopeBase<'scope> {
         };
         self.job_completed_latch.increment();
         // A worker spawning puts the job in its arena (`job::arena`).
-        let arena = WorkerThread::current().and_then(WorkerThread::job_arena);
-        // SAFETY: the job borrows only data outliving `'scope`, the scope waits for the
-        // job to finish before `'scope` ends, and the deque or injector it goes to runs
-        // it once.
-        unsafe { ScopeHeapJob::new_job_ref(func, arena) }
+        WorkerThread::with_current(|worker| {
+            let arena = worker.and_then(WorkerThread::job_arena);
+            // SAFETY: the job borrows only data outliving `'scope`, the scope waits for
+            // the job to finish before `'scope` ends, and the deque or injector it goes to
+            // runs it once.
+            unsafe { ScopeHeapJob::new_job_ref(func, arena) }
+        })
     }
 
     /// One job of this scope per worker of its pool, each running `body` with its
@@ -141,18 +143,20 @@ impl<'scope> ScopeBase<'scope> {
     unsafe fn execute_spawned(this: *const Self, func: impl FnOnce()) {
         // SAFETY: not counted down yet, so the scope is alive.
         let latch = unsafe { ptr::addr_of!((*this).job_completed_latch) };
-        let Some(worker) = WorkerThread::current() else {
-            // Not on a worker (no scheduling loop to defer to): count down now.
-            // SAFETY: forwarded.
-            return unsafe { Self::execute_job(this, func) };
-        };
-        worker.scope_job_starts(latch);
-        if let Err(payload) = unwind::halt_unwinding(func) {
-            // SAFETY: not counted down yet, so the scope is alive.
-            unsafe { (*this).job_panicked(payload) };
-        }
-        // SAFETY: this job has not counted down; the worker delivers the count.
-        unsafe { worker.count_down_later(latch) };
+        WorkerThread::with_current(|worker| {
+            let Some(worker) = worker else {
+                // Not on a worker (no scheduling loop to defer to): count down now.
+                // SAFETY: forwarded.
+                return unsafe { Self::execute_job(this, func) };
+            };
+            worker.scope_job_starts(latch);
+            if let Err(payload) = unwind::halt_unwinding(func) {
+                // SAFETY: not counted down yet, so the scope is alive.
+                unsafe { (*this).job_panicked(payload) };
+            }
+            // SAFETY: this job has not counted down; the worker delivers the count.
+            unsafe { worker.count_down_later(latch) };
+        })
     }
 
     unsafe fn execute_job_closure<R>(this: *const Self, func: impl FnOnce() -> R) -> Option<R> {

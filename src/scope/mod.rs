@@ -127,9 +127,10 @@ pub(crate) fn do_in_place_scope<'scope, OP, R>(registry: Option<&Arc<Registry>>,
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    let thread = WorkerThread::current();
-    let scope = Scope::new(thread, registry);
-    scope.base.complete(thread, || op(&scope))
+    WorkerThread::with_current(|thread| {
+        let scope = Scope::new(thread, registry);
+        scope.base.complete(thread, || op(&scope))
+    })
 }
 
 /// [`in_place_scope`] with FIFO order among jobs spawned from the same worker (see
@@ -149,9 +150,10 @@ pub(crate) fn do_in_place_scope_fifo<'scope, OP, R>(registry: Option<&Arc<Regist
 where
     OP: FnOnce(&ScopeFifo<'scope>) -> R,
 {
-    let thread = WorkerThread::current();
-    let scope = ScopeFifo::new(thread, registry);
-    scope.base.complete(thread, || op(&scope))
+    WorkerThread::with_current(|thread| {
+        let scope = ScopeFifo::new(thread, registry);
+        scope.base.complete(thread, || op(&scope))
+    })
 }
 
 impl<'scope> Scope<'scope> {
@@ -243,15 +245,17 @@ impl<'scope> ScopeFifo<'scope> {
         BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
     {
         let job_ref = self.base.heap_job_ref(self, body);
-        match self.base.registry.current_worker() {
-            Some(worker) => {
-                // SAFETY: the FIFO lives in the scope, which outlives all its jobs and so
-                // every stub (one per job).
-                let stub = unsafe { self.fifos[worker.index()].push(job_ref) };
-                worker.push(stub);
-            }
-            None => self.base.registry.inject(job_ref),
-        }
+        self.base
+            .registry
+            .with_current_worker(|worker| match worker {
+                Some(worker) => {
+                    // SAFETY: the FIFO lives in the scope, which outlives all its jobs and
+                    // so every stub (one per job).
+                    let stub = unsafe { self.fifos[worker.index()].push(job_ref) };
+                    worker.push(stub);
+                }
+                None => self.base.registry.inject(job_ref),
+            })
     }
 
     /// Runs `body` once on every worker of the scope's pool, as jobs of this scope (see

@@ -123,11 +123,11 @@ where
     });
     // SAFETY: the closure is `'static`, so it borrows nothing that could expire.
     let job_ref = unsafe { job.into_job_ref() };
-    match (order, registry.current_worker()) {
+    registry.with_current_worker(|worker| match (order, worker) {
         (Order::Fifo, Some(worker)) => worker.push_fifo(job_ref),
         (Order::Lifo, Some(worker)) => worker.push(job_ref),
         // From outside the pool both orders go through the (FIFO) injector.
         (_, None) => registry.inject(job_ref),
-    }
+    });
     mem::forget(abort_guard);
 }

@@ -256,16 +256,18 @@ impl ThreadPool {
     /// ```
     pub fn shutdown(self) -> Result<(), WaitError> {
         let registry = Arc::clone(&self.registry);
-        let own_worker = registry.current_worker();
         drop(self);
-        if let Some(worker) = own_worker {
-            if !(registry.has_current_thread_worker() && worker.index() == 0) {
-                return Err(WaitError { _private: () });
+        registry.with_current_worker(|own_worker| {
+            if let Some(worker) = own_worker {
+                if !(registry.has_current_thread_worker() && worker.index() == 0) {
+                    return Err(WaitError { _private: () });
+                }
+                // The building thread of a `use_current_thread` pool: run the pool's jobs
+                // (some may be queued for this very worker) until it has terminated.
+                worker.wait_until(registry.terminate_latch(0));
             }
-            // The building thread of a `use_current_thread` pool: run the pool's jobs
-            // (some may be queued for this very worker) until it has terminated.
-            worker.wait_until(registry.terminate_latch(0));
-        }
+            Ok(())
+        })?;
         registry.wait_until_stopped();
         Ok(())
     }
@@ -280,10 +282,10 @@ impl ThreadPool {
     }
 
     fn check_not_own_worker(&self) -> Result<(), WaitError> {
-        match self.registry.current_worker() {
+        self.registry.with_current_worker(|worker| match worker {
             Some(_) => Err(WaitError { _private: () }),
             None => Ok(()),
-        }
+        })
     }
 
     /// The number of worker threads in this pool.
@@ -296,7 +298,8 @@ impl ThreadPool {
     /// *this* pool, else `None`.
     #[inline]
     pub fn current_thread_index(&self) -> Option<usize> {
-        self.registry.current_worker().map(|worker| worker.index())
+        self.registry
+            .with_current_worker(|worker| worker.map(WorkerThread::index))
     }
 
     /// Whether the calling worker's own deque holds jobs, if the caller is a worker of this
@@ -304,24 +307,21 @@ impl ThreadPool {
     #[inline]
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
         self.registry
-            .current_worker()
-            .map(|worker| worker.has_local_jobs())
+            .with_current_worker(|worker| worker.map(WorkerThread::has_local_jobs))
     }
 
     /// [`yield_now`](crate::yield_now), if the caller is a worker of this pool (else
     /// `None`).
     pub fn yield_now(&self) -> Option<Yield> {
         self.registry
-            .current_worker()
-            .map(|worker| worker.yield_now())
+            .with_current_worker(|worker| worker.map(WorkerThread::yield_now))
     }
 
     /// [`yield_local`](crate::yield_local), if the caller is a worker of this pool (else
     /// `None`).
     pub fn yield_local(&self) -> Option<Yield> {
         self.registry
-            .current_worker()
-            .map(|worker| worker.yield_local())
+            .with_current_worker(|worker| worker.map(WorkerThread::yield_local))
     }
 }
 
@@ -351,7 +351,7 @@ impl fmt::Debug for ThreadPool {
 /// ```
 #[inline]
 pub fn current_thread_index() -> Option<usize> {
-    WorkerThread::current().map(WorkerThread::index)
+    WorkerThread::with_current(|worker| worker.map(WorkerThread::index))
 }
 
 /// The number of worker threads of the current pool: the pool the caller is a worker of,
@@ -362,10 +362,10 @@ pub fn current_thread_index() -> Option<usize> {
 /// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
 #[inline]
 pub fn current_num_threads() -> usize {
-    match WorkerThread::current() {
+    WorkerThread::with_current(|worker| match worker {
         Some(worker) => worker.registry().num_threads(),
         None => crate::registry::global_registry().num_threads(),
-    }
+    })
 }
 
 /// Whether the current worker's own deque holds jobs; `None` if the caller is not a
@@ -373,7 +373,7 @@ pub fn current_num_threads() -> usize {
 /// rayon-core.
 #[inline]
 pub fn current_thread_has_pending_tasks() -> Option<bool> {
-    WorkerThread::current().map(WorkerThread::has_local_jobs)
+    WorkerThread::with_current(|worker| worker.map(WorkerThread::has_local_jobs))
 }
 
 /// Lets the current worker run one pending job while it would otherwise wait: from its
@@ -403,7 +403,7 @@ pub fn current_thread_has_pending_tasks() -> Option<bool> {
 /// });
 /// ```
 pub fn yield_now() -> Option<Yield> {
-    WorkerThread::current().map(WorkerThread::yield_now)
+    WorkerThread::with_current(|worker| worker.map(WorkerThread::yield_now))
 }
 
 /// Like [`yield_now`], but only takes a job from the current worker's own deque or
@@ -414,7 +414,7 @@ pub fn yield_now() -> Option<Yield> {
 /// # Panics
 /// As [`yield_now`].
 pub fn yield_local() -> Option<Yield> {
-    WorkerThread::current().map(WorkerThread::yield_local)
+    WorkerThread::with_current(|worker| worker.map(WorkerThread::yield_local))
 }
 
 /// The result of [`yield_now`] and [`yield_local`] (rayon-core's `Yield`).

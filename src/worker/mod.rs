@@ -127,14 +127,25 @@ impl WorkerThread {
         adopted
     }
 
-    /// The worker running on the current thread, if the current thread is one.
-    #[inline]
-    pub(crate) fn current() -> Option<&'static WorkerThread> {
+    /// Runs `f` with the worker running on the current thread, if the current thread is
+    /// one. The borrow cannot leave `f`: the worker lives on its thread's `main_loop`
+    /// frame (or in the thread's `ADOPTED` slot), not for `'static`.
+    #[inline(always)]
+    pub(crate) fn with_current<R>(f: impl FnOnce(Option<&WorkerThread>) -> R) -> R {
         let ptr = WORKER_THREAD_STATE.with(Cell::get);
         // SAFETY: a non-null pointer was stored by `set_current` and points to a
-        // `WorkerThread` that stays alive (on the worker's bottom frame) until its `Drop`
-        // clears the slot; code running on this thread cannot outlive that frame.
-        unsafe { ptr.as_ref() }
+        // `WorkerThread` that stays alive and in place until its `Drop` clears the slot:
+        // when its thread leaves `main_loop`, or for an adopted worker when the thread's
+        // `ADOPTED` slot is destroyed. Both happen on this thread, never while `f` (which
+        // runs on this thread, to completion) is running, and the borrow given to `f`
+        // cannot outlive the call.
+        f(unsafe { ptr.as_ref() })
+    }
+
+    /// Whether the current thread is a worker of any pool.
+    #[inline]
+    pub(crate) fn is_worker_thread() -> bool {
+        !WORKER_THREAD_STATE.with(Cell::get).is_null()
     }
 
     /// Makes `thread` the current thread's worker for the rest of the thread's life (the
