@@ -201,9 +201,13 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
         );
         return;
     }
-    // Child. The slow task blocks on `release`; the helper below releases it only while
-    // the scope is (correctly) still waiting. If the scope returns early (the bug), the
-    // task is never released, so it never touches the dead scope (no UB in this test).
+    // Child. The slow task blocks on `release`; the helper below releases it after a
+    // second, and only if the scope has not returned by then. If the scope returns early
+    // (the bug), `done_at_return` is false and the task is never released, so it never
+    // touches the dead scope. The second is a detection timeout, not synchronisation:
+    // that a scope did *not* return early can only be observed by waiting (a helper that
+    // released the task as soon as the owner worker parked let a buggy early return
+    // through: the owner parks after the early return too, before the caller sees it).
     quiet_expected_panics();
     let p = Arc::new(pool(2));
     let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -229,7 +233,9 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
             pool2.scope(|s| {
                 s.spawn(|_| {
                     first_recorded.store(true, SeqCst);
-                    panic!("adv: first task")
+                    // A payload whose Drop panics too: whichever of the two panics the
+                    // scope keeps, the other one's drop panics (no ordering needed).
+                    panic::panic_any(BadDrop("first task"))
                 });
                 s.spawn(|_| {
                     slow_started.store(true, SeqCst);
@@ -239,7 +245,6 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
                 while !(first_recorded.load(SeqCst) && slow_started.load(SeqCst)) {
                     thread::yield_now();
                 }
-                thread::sleep(Duration::from_millis(50)); // let the first panic be recorded
                 panic::panic_any(BadDrop("body"))
             })
         }));
