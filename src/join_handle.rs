@@ -9,6 +9,7 @@
 
 use crate::latch::CoreLatch;
 use crate::registry::Registry;
+use crate::sleep::Sleep;
 use crate::spawn::{spawn_job_in, Order};
 use crate::sync::protocol::{AtomicBool, Condvar, Mutex};
 use crate::sync::{Arc, Ordering};
@@ -47,7 +48,9 @@ struct Slot<T> {
 /// A worker blocked in `JoinHandle::join`: its latch (on its stack) and how to wake it.
 struct Waiter {
     latch: *const CoreLatch,
-    registry: Arc<Registry>,
+    /// The waiting worker's pool's sleep state (our own `Arc`: the pool may be gone once
+    /// the latch is set).
+    sleep: Arc<Sleep>,
     index: usize,
 }
 
@@ -132,13 +135,8 @@ impl<T> HandleState<T> {
         if let Some(waiter) = waiter {
             // SAFETY: the waiting worker stays in `join` (so its latch stays alive) until
             // this set is observed; we read nothing from the latch afterwards and use our
-            // own `Arc` of its registry to wake it.
-            unsafe {
-                waiter
-                    .registry
-                    .sleep
-                    .set_latch_and_wake(waiter.latch, waiter.index)
-            };
+            // own `Arc` of its pool's sleep state to wake it.
+            unsafe { waiter.sleep.set_latch_and_wake(waiter.latch, waiter.index) };
         }
     }
 }
@@ -172,7 +170,7 @@ impl<T> JoinHandle<T> {
                 let latch = CoreLatch::new();
                 slot.waiter = Some(Waiter {
                     latch: &latch,
-                    registry: Arc::clone(worker.registry()),
+                    sleep: Arc::clone(worker.sleep()),
                     index: worker.index(),
                 });
                 drop(slot);

@@ -3,7 +3,7 @@
 //! counts at once (`worker::count_down`).
 
 use super::{CoreLatch, Latch, ParkLatch};
-use crate::registry::Registry;
+use crate::sleep::Sleep;
 use crate::sync::protocol::AtomicUsize;
 use crate::sync::Arc;
 use crate::sync::Ordering;
@@ -22,8 +22,9 @@ enum CountLatchKind {
     /// The owner is a worker: it keeps executing jobs while it waits.
     Stealing {
         latch: CoreLatch,
-        /// The owner's registry, which may differ from the pool the counted jobs run in.
-        registry: Arc<Registry>,
+        /// The owner's pool's sleep state (that pool may differ from the one the counted
+        /// jobs run in).
+        sleep: Arc<Sleep>,
         worker_index: usize,
     },
     /// The owner is outside any pool: it parks.
@@ -42,7 +43,7 @@ impl CountLatch {
         let kind = match owner {
             Some(owner) => CountLatchKind::Stealing {
                 latch: CoreLatch::new(),
-                registry: Arc::clone(owner.registry()),
+                sleep: Arc::clone(owner.sleep()),
                 worker_index: owner.index(),
             },
             None => CountLatchKind::Blocking {
@@ -71,11 +72,11 @@ impl CountLatch {
         match &self.kind {
             CountLatchKind::Stealing {
                 latch,
-                registry,
+                sleep,
                 worker_index,
             } => {
                 let owner = owner.expect("stealpool: stealing count latch waited on off-pool");
-                debug_assert!(Arc::ptr_eq(owner.registry(), registry));
+                debug_assert!(Arc::ptr_eq(owner.sleep(), sleep));
                 debug_assert_eq!(owner.index(), *worker_index);
                 owner.wait_until(latch);
             }
@@ -117,13 +118,13 @@ impl CountLatch {
             match &(*this).kind {
                 CountLatchKind::Stealing {
                     latch,
-                    registry,
+                    sleep,
                     worker_index,
                 } => {
                     // The owner may free the latch (and its `Arc`) once it is set.
-                    let registry = Arc::clone(registry);
+                    let sleep = Arc::clone(sleep);
                     let worker_index = *worker_index;
-                    registry.sleep.set_latch_and_wake(latch, worker_index);
+                    sleep.set_latch_and_wake(latch, worker_index);
                 }
                 CountLatchKind::Blocking { latch } => ParkLatch::set(latch),
             }

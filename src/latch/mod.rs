@@ -18,7 +18,7 @@ mod count;
 
 pub(crate) use count::CountLatch;
 
-use crate::registry::Registry;
+use crate::sleep::Sleep;
 use crate::sync::protocol::{thread, AtomicBool, AtomicUsize, Condvar, Mutex};
 use crate::sync::{Arc, Ordering};
 use crate::worker::WorkerThread;
@@ -127,10 +127,10 @@ impl AsCoreLatch for CoreLatch {
 /// `install` from a worker of another pool).
 ///
 /// The setter wakes the owner worker if it fell asleep. For a cross-pool wait the latch
-/// keeps the *owner's* registry alive until the wake-up has been delivered.
+/// keeps the *owner's* sleep state alive until the wake-up has been delivered.
 pub(crate) struct SpinLatch<'r> {
     core_latch: CoreLatch,
-    registry: &'r Arc<Registry>,
+    sleep: &'r Arc<Sleep>,
     target_worker_index: usize,
     cross: bool,
 }
@@ -141,7 +141,7 @@ impl<'r> SpinLatch<'r> {
     pub(crate) fn new(thread: &'r WorkerThread) -> Self {
         SpinLatch {
             core_latch: CoreLatch::new(),
-            registry: thread.registry(),
+            sleep: thread.sleep(),
             target_worker_index: thread.index(),
             cross: false,
         }
@@ -176,21 +176,19 @@ impl Latch for SpinLatch<'_> {
         // SAFETY: `this` is live until the swap inside `CoreLatch::set`; everything needed
         // afterwards is read before it.
         unsafe {
-            let cross_registry;
-            let registry: &Registry = if (*this).cross {
+            let cross_sleep;
+            let sleep: &Sleep = if (*this).cross {
                 // The owner belongs to another pool; once the latch is set it may finish
                 // and drop its pool, so hold a reference until the wake-up is delivered.
-                cross_registry = Arc::clone((*this).registry);
-                &cross_registry
+                cross_sleep = Arc::clone((*this).sleep);
+                &cross_sleep
             } else {
-                // The setter is a worker of this very registry, so its own `Arc` keeps
-                // the registry alive for the duration of this call.
-                (*this).registry
+                // The setter is a worker of this very pool, whose registry (and so its
+                // sleep state) the setter keeps alive for the duration of this call.
+                (*this).sleep
             };
             let target_worker_index = (*this).target_worker_index;
-            registry
-                .sleep
-                .set_latch_and_wake(&(*this).core_latch, target_worker_index);
+            sleep.set_latch_and_wake(&(*this).core_latch, target_worker_index);
         }
     }
 }

@@ -60,7 +60,7 @@ impl Registry {
 
         let registry = Arc::new(Registry {
             thread_infos,
-            sleep: Sleep::new(n_threads),
+            sleep: Arc::new(Sleep::new(n_threads)),
             injected_jobs: Injector::new(),
             broadcasts: Mutex::new(broadcasts),
             counters: RegistryCounters::new(n_threads),

@@ -41,7 +41,9 @@ pub(crate) type ThreadHandler = dyn Fn(usize) + Send + Sync;
 /// The shared state of one pool.
 pub(crate) struct Registry {
     thread_infos: Vec<ThreadInfo>,
-    pub(crate) sleep: Sleep,
+    /// Shared with latches that must wake a worker of this pool (`Arc`: a cross-pool
+    /// setter keeps it alive until its wake-up is delivered).
+    pub(crate) sleep: Arc<Sleep>,
     injected_jobs: Injector<JobRef>,
     /// The pushing ends of every worker's broadcast queue (FIFO). Only broadcasts lock it.
     broadcasts: Mutex<Vec<Worker<JobRef>>>,

@@ -11,7 +11,7 @@ use crate::join::pending::PendingHalves;
 use crate::latch::{AsCoreLatch, CoreLatch, CountLatch};
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
-use crate::sleep::ROUNDS_UNTIL_RESCUE;
+use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
 
 mod count_down;
 mod lazy_join;
@@ -45,6 +45,8 @@ pub(crate) struct WorkerThread {
     counters: Arc<CachePadded<WorkerCounters>>,
     index: usize,
     registry: Arc<Registry>,
+    /// The registry's sleep state, for the latches this worker waits on.
+    sleep: Arc<Sleep>,
     /// Second halves of this worker's `join`s not yet offered to thieves (lazy join,
     /// `docs/join.md`); the registry holds it too, for rescuers.
     pending: Arc<CachePadded<PendingHalves>>,
@@ -98,6 +100,7 @@ impl WorkerThread {
             broadcasts,
             counters: registry.counters().worker(index),
             index,
+            sleep: Arc::clone(&registry.sleep),
             can_share: registry.num_threads() > 1,
             pending: registry.pending(index),
             registry,
@@ -189,6 +192,12 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    /// The pool this worker belongs to.
+    #[inline]
+    pub(crate) fn sleep(&self) -> &Arc<Sleep> {
+        &self.sleep
     }
 
     /// The pool this worker belongs to.
