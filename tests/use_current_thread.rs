@@ -166,3 +166,39 @@ fn workers_that_terminate_under_a_running_scope_leave_no_job_behind() {
         .unwrap();
     });
 }
+
+/// The building thread queues `spawn_fifo` jobs, hands the pool to another thread and
+/// exits: its worker state is freed with the thread, but the stubs on its deque still
+/// point at its FIFO, and the other workers steal and run them. The FIFO must outlive the
+/// thread (it lives in the registry). Before that fix: a use-after-free (segfault, a lost
+/// job, or "FIFO stub executed with an empty FIFO"; valgrind: invalid read in
+/// `JobFifo::execute`), found by the breaker helper.
+#[test]
+fn fifo_jobs_queued_by_a_building_thread_that_exits_still_run() {
+    watchdog(60, || {
+        for _ in 0..50 {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let pool = {
+                let ran = Arc::clone(&ran);
+                thread::spawn(move || {
+                    let pool = ThreadPoolBuilder::new()
+                        .num_threads(3)
+                        .use_current_thread()
+                        .build()
+                        .unwrap();
+                    for _ in 0..20 {
+                        let ran = Arc::clone(&ran);
+                        pool.spawn_fifo(move || {
+                            ran.fetch_add(1, Ordering::SeqCst);
+                        });
+                    }
+                    pool
+                })
+                .join()
+                .unwrap()
+            };
+            pool.wait_idle().unwrap();
+            assert_eq!(ran.load(Ordering::SeqCst), 20);
+        }
+    });
+}

@@ -5,7 +5,7 @@ use super::global::Terminator;
 use super::thread_builder::ThreadBuilder;
 use super::{Registry, TerminateCount, ThreadInfo};
 use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
-use crate::job::JobRef;
+use crate::job::{JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, Latch, LockLatch};
 use crate::metrics::RegistryCounters;
@@ -55,6 +55,7 @@ impl Registry {
                 terminate: CoreLatch::new(),
                 stealer: worker.stealer(),
                 pending: Arc::new(CachePadded::new(PendingHalves::new())),
+                fifo: Arc::new(JobFifo::new()),
             })
             .collect();
 

@@ -20,7 +20,7 @@
 //! * `inject.rs`: injection, broadcasts, `in_worker` (inline, cold, cross-pool);
 //! * `lifecycle.rs`: the terminate count, termination, `wait_idle`, stopping.
 
-use crate::job::JobRef;
+use crate::job::{JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, LockLatch};
 use crate::metrics::RegistryCounters;
@@ -76,6 +76,10 @@ struct ThreadInfo {
     stealer: Stealer<JobRef>,
     /// The worker's private `join` halves, for rescuers (`join::pending`).
     pending: Arc<CachePadded<PendingHalves>>,
+    /// The FIFO behind the worker's `spawn_fifo` stubs. Here, not only in the worker: a
+    /// stub may be stolen and run after the worker's own state is gone (the adopted
+    /// worker 0 of a `use_current_thread` pool is freed when its thread exits).
+    fifo: Arc<JobFifo>,
 }
 
 mod build;
@@ -116,6 +120,11 @@ impl Registry {
     /// Worker `index`'s private `join` halves (its own handle on them).
     pub(crate) fn pending(&self, index: usize) -> Arc<CachePadded<PendingHalves>> {
         Arc::clone(&self.thread_infos[index].pending)
+    }
+
+    /// Worker `index`'s `spawn_fifo` FIFO (its own handle on it).
+    pub(crate) fn fifo(&self, index: usize) -> Arc<JobFifo> {
+        Arc::clone(&self.thread_infos[index].fifo)
     }
 
     /// Worker `index`'s private `join` halves, for a rescuer.

@@ -37,8 +37,8 @@ thread_local! {
 /// stack for the thread's whole life.
 pub(crate) struct WorkerThread {
     worker: Worker<JobRef>,
-    /// The FIFO behind this worker's `spawn_fifo` stubs.
-    fifo: JobFifo,
+    /// The FIFO behind this worker's `spawn_fifo` stubs (the registry holds it too).
+    fifo: Arc<JobFifo>,
     /// This worker's broadcast queue (the registry holds the pushing end).
     broadcasts: Stealer<JobRef>,
     /// This worker's metrics block (shared with the registry, written only here).
@@ -96,7 +96,7 @@ impl WorkerThread {
     ) -> Self {
         WorkerThread {
             worker,
-            fifo: JobFifo::new(),
+            fifo: registry.fifo(index),
             broadcasts,
             counters: registry.counters().worker(index),
             index,
@@ -225,9 +225,10 @@ impl WorkerThread {
     /// the deque.
     #[inline]
     pub(crate) fn push_fifo(&self, job: JobRef) {
-        // SAFETY: the FIFO lives as long as this worker, and the worker outlives every
-        // `spawn_fifo` job: each holds a terminate reference, so the worker cannot leave
-        // its main loop before all of them (and so all their stubs) have run.
+        // SAFETY: the FIFO is held by the registry, which outlives every stub: stubs are
+        // only in this registry's deques, and whoever runs one (a worker of this pool)
+        // holds the registry. (Not this worker: the adopted worker 0 of a
+        // `use_current_thread` pool is freed when its thread exits, stubs or not.)
         let stub = unsafe { self.fifo.push(job) };
         self.push(stub);
     }
