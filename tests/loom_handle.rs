@@ -13,12 +13,6 @@ use loom::sync::Arc;
 use loom::thread;
 use stealpool::__loom_handle::handle;
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
-    builder.check(f);
-}
-
 /// Counts its drops.
 struct Tracked(Arc<AtomicUsize>);
 
@@ -30,7 +24,7 @@ impl Drop for Tracked {
 
 #[test]
 fn join_gets_the_value_whenever_the_job_completes() {
-    model(|| {
+    loom::model(|| {
         let (handle, completion) = handle::<usize>();
         let job = thread::spawn(move || completion.complete(42));
         let finished_before = handle.is_finished();
@@ -43,7 +37,7 @@ fn join_gets_the_value_whenever_the_job_completes() {
 
 #[test]
 fn a_dropped_handle_drops_the_value_exactly_once() {
-    model(|| {
+    loom::model(|| {
         let drops = Arc::new(AtomicUsize::new(0));
         let (handle, completion) = handle::<Tracked>();
         let value = Tracked(Arc::clone(&drops));
@@ -56,7 +50,7 @@ fn a_dropped_handle_drops_the_value_exactly_once() {
 
 #[test]
 fn a_joined_value_is_dropped_once_by_its_new_owner() {
-    model(|| {
+    loom::model(|| {
         let drops = Arc::new(AtomicUsize::new(0));
         let (handle, completion) = handle::<Tracked>();
         let value = Tracked(Arc::clone(&drops));

@@ -24,9 +24,7 @@ unsafe impl Sync for Shared {}
 
 #[test]
 fn every_waiter_wakes_and_sees_the_setters_writes() {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
-    builder.check(|| {
+    loom::model(|| {
         let shared = Arc::new(Shared {
             latch: ModelLockLatch::default(),
             data: UnsafeCell::new(0),

@@ -15,12 +15,6 @@ use loom::sync::Arc;
 use loom::thread;
 use stealpool::__loom_lifecycle::ModelTerminateCount;
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
-    builder.check(f);
-}
-
 struct Cell(UnsafeCell<usize>);
 // SAFETY: written by one job, read by the waiter after `wait_idle`; loom checks it.
 unsafe impl Sync for Cell {}
@@ -41,7 +35,7 @@ impl Cell {
 
 #[test]
 fn wait_idle_returns_after_every_job() {
-    model(|| {
+    loom::model(|| {
         let count = Arc::new(ModelTerminateCount::new(1)); // the handle
         let cells = [Cell::new(), Cell::new()];
         let jobs: Vec<_> = cells
@@ -67,7 +61,7 @@ fn wait_idle_returns_after_every_job() {
 
 #[test]
 fn wait_idle_waits_for_what_jobs_spawn() {
-    model(|| {
+    loom::model(|| {
         let count = Arc::new(ModelTerminateCount::new(1));
         let nested_cell = Cell::new();
         assert!(count.acquire(1));
@@ -99,7 +93,7 @@ fn wait_idle_waits_for_what_jobs_spawn() {
 
 #[test]
 fn termination_races_with_a_last_spawn_from_a_running_job() {
-    model(|| {
+    loom::model(|| {
         let count = Arc::new(ModelTerminateCount::new(2)); // the handle and job J
         let terminated = Arc::new(AtomicUsize::new(0));
         let release = |count: &ModelTerminateCount, terminated: &AtomicUsize| {

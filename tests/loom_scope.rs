@@ -39,15 +39,9 @@ impl Results {
     }
 }
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
-    builder.check(f);
-}
-
 #[test]
 fn a_scope_returns_only_after_every_job() {
-    model(|| {
+    loom::model(|| {
         let results = Results::new(2);
         let latch = Arc::new(ModelCountLatch::new(3)); // the body and two jobs
         let jobs: Vec<_> = (0..2)
@@ -72,7 +66,7 @@ fn a_scope_returns_only_after_every_job() {
 
 #[test]
 fn a_worker_s_deferred_batch_counts_like_single_count_downs() {
-    model(|| {
+    loom::model(|| {
         let results = Results::new(3);
         let latch = Arc::new(ModelCountLatch::new(4)); // the body and three jobs
                                                        // A worker that ran jobs 0 and 1 in a row and delivers both counts at once.
@@ -105,7 +99,7 @@ fn a_worker_s_deferred_batch_counts_like_single_count_downs() {
 
 #[test]
 fn a_job_that_spawns_a_job_is_waited_for() {
-    model(|| {
+    loom::model(|| {
         let results = Results::new(2);
         let latch = Arc::new(ModelCountLatch::new(2)); // the body and job 0
         let job = {
