@@ -122,12 +122,7 @@ impl Registry {
         // (as in rayon-core). Its `WorkerThread` lives in a thread-local until the thread
         // exits. The current thread is not a worker: `Registry::new` checked that on this
         // same thread, and nothing in between made it one.
-        WorkerThread::adopt(WorkerThread::new_adopted(
-            worker,
-            broadcasts,
-            Arc::clone(self),
-            0,
-        ));
+        WorkerThread::adopt(WorkerThread::new(worker, broadcasts, Arc::clone(self), 0));
         // SAFETY: the latch lives in the registry, which `self` keeps alive.
         unsafe { LockLatch::set(&self.thread_infos[0].primed) };
     }

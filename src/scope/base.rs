@@ -62,7 +62,7 @@ impl<'scope> ScopeBase<'scope> {
         self.job_completed_latch.increment();
         // A worker spawning puts the job in its arena (`job::arena`).
         WorkerThread::with_current(|worker| {
-            let arena = worker.and_then(WorkerThread::job_arena);
+            let arena = worker.map(WorkerThread::job_arena);
             // SAFETY: the job borrows only data outliving `'scope`, the scope waits for
             // the job to finish before `'scope` ends, and the deque or injector it goes to
             // runs it once.

@@ -100,9 +100,9 @@ impl WorkerThread {
 /// The worker's side of the scope-job arena (`job::arena`): the chunk it spawns into, and
 /// the chunk references of the jobs it ran, given back together.
 impl WorkerThread {
-    /// The arena this worker's scope spawns allocate from, if it has one.
-    pub(crate) fn job_arena(&self) -> Option<&JobArena> {
-        self.job_arena.as_ref()
+    /// The arena this worker's scope spawns allocate from.
+    pub(crate) fn job_arena(&self) -> &JobArena {
+        &self.job_arena
     }
 
     /// A job of `chunk` ran on this worker: gives its reference back later.

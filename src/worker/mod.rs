@@ -34,7 +34,8 @@ thread_local! {
 }
 
 /// The per-thread half of a worker: its deque and its identity. Lives on the worker's
-/// stack for the thread's whole life.
+/// stack (`main_loop`) for the thread's whole life, or, for the building thread of a
+/// `use_current_thread` pool, in that thread's `ADOPTED` slot until the thread exits.
 pub(crate) struct WorkerThread {
     worker: Worker<JobRef>,
     /// The FIFO behind this worker's `spawn_fifo` stubs (the registry holds it too).
@@ -65,9 +66,8 @@ pub(crate) struct WorkerThread {
     deferred_count: Cell<usize>,
     /// The core latch the deferred latch's owner waits on (`CountLatch::owner_latch`).
     deferred_owner_latch: Cell<*const CoreLatch>,
-    /// Where this worker's scope spawns put their jobs (`job::arena`); none for the
-    /// thread that built a `use_current_thread` pool (`new_adopted`).
-    job_arena: Option<JobArena>,
+    /// Where this worker's scope spawns put their jobs (`job::arena`).
+    job_arena: JobArena,
     /// Arena chunk references of jobs run here, not yet given back.
     job_releases: DeferredReleases,
 }
@@ -111,23 +111,9 @@ impl WorkerThread {
             deferred_latch: Cell::new(ptr::null()),
             deferred_count: Cell::new(0),
             deferred_owner_latch: Cell::new(ptr::null()),
-            job_arena: Some(JobArena::new()),
+            job_arena: JobArena::new(),
             job_releases: DeferredReleases::new(),
         }
-    }
-
-    /// The worker of the thread that built a `use_current_thread` pool: its
-    /// `WorkerThread` is leaked (the thread is not the pool's to end), so it keeps no
-    /// arena chunk that would leak with it; its scope spawns are boxed.
-    pub(crate) fn new_adopted(
-        worker: Worker<JobRef>,
-        broadcasts: Stealer<JobRef>,
-        registry: Arc<Registry>,
-        index: usize,
-    ) -> Self {
-        let mut adopted = Self::new(worker, broadcasts, registry, index);
-        adopted.job_arena = None;
-        adopted
     }
 
     /// Runs `f` with the worker running on the current thread, if the current thread is
@@ -404,10 +390,8 @@ impl WorkerThread {
             sleep.work_found(&mut idle_state, more_work);
             break;
         }
-        // Back to the waiting code: deliver what the jobs run here deferred. (A thread
-        // adopted by a `use_current_thread` pool runs jobs only in waits like this one and
-        // never ends a main loop: this way no chunk of another worker's arena stays
-        // pinned by it.)
+        // Back to the waiting code: deliver what the jobs run here deferred, so that no
+        // count or arena chunk stays held while the caller's code runs.
         self.flush_count_downs();
         self.job_releases.flush();
         std::mem::forget(abort_guard);
