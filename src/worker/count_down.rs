@@ -29,14 +29,35 @@
 use super::WorkerThread;
 use crate::job::{Chunk, JobArena};
 use crate::latch::{CoreLatch, CountLatch};
+use std::cell::Cell;
 use std::ptr;
+
+/// A worker's deferred count-downs: `count` completions of jobs of the scope whose latch
+/// is `latch` (the pair `DeferredReleases` keeps for arena chunks), and the core latch
+/// that scope's owner waits on, read once per run of jobs.
+pub(super) struct DeferredCountDowns {
+    latch: Cell<*const CountLatch>,
+    count: Cell<usize>,
+    /// `CountLatch::owner_latch` of `latch`.
+    owner_latch: Cell<*const CoreLatch>,
+}
+
+impl Default for DeferredCountDowns {
+    fn default() -> Self {
+        DeferredCountDowns {
+            latch: Cell::new(ptr::null()),
+            count: Cell::new(0),
+            owner_latch: Cell::new(ptr::null()),
+        }
+    }
+}
 
 impl WorkerThread {
     /// A scope job of `latch`'s scope is about to run its body: delivers counts deferred
     /// for any other scope first.
     #[inline]
     pub(crate) fn scope_job_starts(&self, latch: *const CountLatch) {
-        if !ptr::eq(self.deferred_latch.get(), latch) {
+        if !ptr::eq(self.count_downs.latch.get(), latch) {
             self.flush_count_downs();
         }
     }
@@ -49,16 +70,17 @@ impl WorkerThread {
     /// it hands over keeps the latch alive until it is delivered.
     #[inline]
     pub(crate) unsafe fn count_down_later(&self, latch: *const CountLatch) {
-        if self.deferred_count.get() == 0 || !ptr::eq(self.deferred_latch.get(), latch) {
+        if self.count_downs.count.get() == 0 || !ptr::eq(self.count_downs.latch.get(), latch) {
             self.flush_count_downs();
-            self.deferred_latch.set(latch);
+            self.count_downs.latch.set(latch);
             // Read once per run of jobs, not per job: the latch's line is the one the
             // spawning worker increments for every `spawn`.
             // SAFETY: the caller's count keeps the latch alive.
-            self.deferred_owner_latch
+            self.count_downs
+                .owner_latch
                 .set(unsafe { (*latch).owner_latch() });
         }
-        self.deferred_count.set(self.deferred_count.get() + 1);
+        self.count_downs.count.set(self.count_downs.count.get() + 1);
     }
 
     /// A loop waiting for `latch` ran a job: if the counts deferred here are all that
@@ -68,12 +90,12 @@ impl WorkerThread {
     /// until the waiting code goes on (`tests/lazy_join.rs`, a wait inside the first half).
     #[inline]
     pub(crate) fn flush_count_downs_for(&self, latch: &CoreLatch) {
-        let n = self.deferred_count.get();
-        if n == 0 || !ptr::eq(self.deferred_owner_latch.get(), latch) {
+        let n = self.count_downs.count.get();
+        if n == 0 || !ptr::eq(self.count_downs.owner_latch.get(), latch) {
             return;
         }
         // SAFETY: `n > 0` counts keep the deferred latch alive (`count_down_later`).
-        if unsafe { (*self.deferred_latch.get()).count_is(n) } {
+        if unsafe { (*self.count_downs.latch.get()).count_is(n) } {
             self.flush_count_downs_cold();
         }
     }
@@ -81,15 +103,15 @@ impl WorkerThread {
     /// Delivers the deferred count-downs, if any (see the module docs for when).
     #[inline]
     pub(crate) fn flush_count_downs(&self) {
-        if self.deferred_count.get() != 0 {
+        if self.count_downs.count.get() != 0 {
             self.flush_count_downs_cold();
         }
     }
 
     #[cold]
     fn flush_count_downs_cold(&self) {
-        let latch = self.deferred_latch.replace(ptr::null());
-        let n = self.deferred_count.replace(0);
+        let latch = self.count_downs.latch.replace(ptr::null());
+        let n = self.count_downs.count.replace(0);
         // SAFETY: the `n` counts were handed over by jobs of this latch's scope
         // (`count_down_later`); the scope cannot complete, so the latch is alive, until
         // they are delivered here.

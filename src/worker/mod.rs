@@ -8,12 +8,13 @@
 
 use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
-use crate::latch::{AsCoreLatch, CoreLatch, CountLatch};
+use crate::latch::{AsCoreLatch, CoreLatch};
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
 use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
 
 mod count_down;
+use count_down::DeferredCountDowns;
 mod lazy_join;
 mod search;
 use crate::sync::{Arc, Cell};
@@ -62,10 +63,7 @@ pub(crate) struct WorkerThread {
     /// Local jobs taken while waiting, counted for fair injection (`FAIR_INTERVAL`).
     local_ticks: Cell<u32>,
     /// Scope jobs run here whose completions are not yet counted down (`count_down`).
-    deferred_latch: Cell<*const CountLatch>,
-    deferred_count: Cell<usize>,
-    /// The core latch the deferred latch's owner waits on (`CountLatch::owner_latch`).
-    deferred_owner_latch: Cell<*const CoreLatch>,
+    count_downs: DeferredCountDowns,
     /// Where this worker's scope spawns put their jobs (`job::arena`).
     job_arena: JobArena,
     /// Arena chunk references of jobs run here, not yet given back.
@@ -108,9 +106,7 @@ impl WorkerThread {
             last_fair_turn: Cell::new(0u32.wrapping_sub(FAIR_INTERVAL)),
             in_fair_turn: Cell::new(false),
             local_ticks: Cell::new(0),
-            deferred_latch: Cell::new(ptr::null()),
-            deferred_count: Cell::new(0),
-            deferred_owner_latch: Cell::new(ptr::null()),
+            count_downs: DeferredCountDowns::default(),
             job_arena: JobArena::new(),
             job_releases: DeferredReleases::new(),
         }
