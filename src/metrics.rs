@@ -109,7 +109,7 @@ impl WorkerCounters {
         bump(&self.parked_ns, nanos);
     }
 
-    fn snapshot(&self, index: usize, now_since_epoch_ns: u64) -> WorkerMetrics {
+    pub(crate) fn snapshot(&self, index: usize, now_since_epoch_ns: u64) -> WorkerMetrics {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let started = get(&self.park_started);
         let current_park = match started {

@@ -292,13 +292,13 @@ where
 /// job, so every job runs exactly once, in FIFO order relative to the others in this
 /// queue.
 pub(crate) struct JobFifo {
-    inner: crossbeam_deque::Injector<JobRef>,
+    inner: crate::sync::deque::Injector<JobRef>,
 }
 
 impl JobFifo {
     pub(crate) fn new() -> Self {
         JobFifo {
-            inner: crossbeam_deque::Injector::new(),
+            inner: crate::sync::deque::Injector::new(),
         }
     }
 
@@ -324,13 +324,13 @@ impl Job for JobFifo {
         // least our job (one job per stub), so keep trying.
         loop {
             match this.inner.steal() {
-                crossbeam_deque::Steal::Success(job_ref) => {
+                crate::sync::deque::Steal::Success(job_ref) => {
                     // SAFETY: the job was queued by `push` under the same contract as any
                     // JobRef, and is taken out exactly once here.
                     return unsafe { job_ref.execute() };
                 }
-                crossbeam_deque::Steal::Retry => std::hint::spin_loop(),
-                crossbeam_deque::Steal::Empty => {
+                crate::sync::deque::Steal::Retry => std::hint::spin_loop(),
+                crate::sync::deque::Steal::Empty => {
                     unreachable!("stealpool: FIFO stub executed with an empty FIFO")
                 }
             }

@@ -13,6 +13,8 @@ use crate::job::{JobRef, StackJob};
 use crate::join::pending::Popped;
 use crate::latch::SpinLatch;
 use crate::registry;
+use crate::sleep::Sleep;
+use crate::sync::Arc;
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crate::FnContext;
@@ -79,43 +81,117 @@ where
     RA: Send,
     RB: Send,
 {
-    registry::in_worker(|worker_thread, injected| {
-        let job_b = StackJob::new(
-            |migrated| oper_b(FnContext::new(migrated)),
-            SpinLatch::new(worker_thread),
-        );
-        // SAFETY: `job_b` stays on this frame until it was either taken back (and run
-        // inline) or its latch was observed set: every path below waits for one of them,
-        // including the panic path.
-        let offered = unsafe { SecondHalf::offer(worker_thread, job_b.as_job_ref()) };
+    registry::in_worker(|worker_thread, injected| join_on(worker_thread, injected, oper_a, oper_b))
+}
 
-        let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
-            Ok(value) => value,
-            Err(payload) => {
-                // `job_b` points into this frame: finish it before unwinding. Its result,
-                // value or panic, is discarded quietly: `oper_a`'s panic wins.
-                match offered.reclaim(worker_thread, &job_b.latch) {
-                    Reclaimed::NotStolen => {
-                        // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
-                        let run_b = || unsafe { job_b.run_inline(injected) };
-                        unwind::drop_quietly(unwind::halt_unwinding(run_b))
-                    }
-                    Reclaimed::Finished => job_b.discard_result(),
+/// What a `join` frame needs from the worker it runs on: the real [`WorkerThread`], or the
+/// loom model's worker (`tests/loom_join_steal.rs`), so that the model runs this very
+/// code. Monomorphised: the real `join` compiles as if it called the worker directly.
+pub(crate) trait JoinWorker {
+    /// The pool's sleep state and this worker's index in it, for `b`'s latch.
+    fn sleep(&self) -> &Arc<Sleep>;
+    /// See `sleep`.
+    fn index(&self) -> usize;
+    /// [`WorkerThread::push_pending`].
+    ///
+    /// # Safety
+    /// As `push_pending`: `job` stays valid until popped back, or until its latch is set.
+    unsafe fn push_pending(&self, job: JobRef) -> usize;
+    /// [`WorkerThread::pop_pending`].
+    fn pop_pending(&self, pos: usize) -> Popped;
+    /// Pops the own deque (LIFO), without counting it as a job taken.
+    fn pop_local(&self) -> Option<JobRef>;
+    /// Runs a job popped from the own deque that is not `b` (counted as a local pop).
+    fn execute_local(&self, job: JobRef);
+    /// [`WorkerThread::wait_until`]: runs other jobs, or parks, until `latch` is set.
+    fn wait_until(&self, latch: &SpinLatch<'_>);
+    /// Delivers the scope count-downs that the jobs run here deferred.
+    fn flush_count_downs(&self);
+}
+
+impl JoinWorker for WorkerThread {
+    #[inline(always)]
+    fn sleep(&self) -> &Arc<Sleep> {
+        WorkerThread::sleep(self)
+    }
+    #[inline(always)]
+    fn index(&self) -> usize {
+        WorkerThread::index(self)
+    }
+    #[inline(always)]
+    unsafe fn push_pending(&self, job: JobRef) -> usize {
+        // SAFETY: forwarded.
+        unsafe { WorkerThread::push_pending(self, job) }
+    }
+    #[inline(always)]
+    fn pop_pending(&self, pos: usize) -> Popped {
+        WorkerThread::pop_pending(self, pos)
+    }
+    #[inline(always)]
+    fn pop_local(&self) -> Option<JobRef> {
+        WorkerThread::pop_local(self)
+    }
+    #[inline(always)]
+    fn execute_local(&self, job: JobRef) {
+        self.counters().local_pop();
+        self.execute(job)
+    }
+    #[inline(always)]
+    fn wait_until(&self, latch: &SpinLatch<'_>) {
+        WorkerThread::wait_until(self, latch)
+    }
+    #[inline(always)]
+    fn flush_count_downs(&self) {
+        WorkerThread::flush_count_downs(self)
+    }
+}
+
+/// The `join` frame on `worker`: `injected` says whether the call came from outside the
+/// pool (then `a` counts as migrated). The body of [`join_context`].
+#[inline(always)]
+pub(crate) fn join_on<W, A, B, RA, RB>(worker: &W, injected: bool, oper_a: A, oper_b: B) -> (RA, RB)
+where
+    W: JoinWorker,
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(
+        |migrated| oper_b(FnContext::new(migrated)),
+        SpinLatch::for_worker(worker.sleep(), worker.index()),
+    );
+    // SAFETY: `job_b` stays on this frame until it was either taken back (and run
+    // inline) or its latch was observed set: every path below waits for one of them,
+    // including the panic path.
+    let offered = unsafe { SecondHalf::offer(worker, job_b.as_job_ref()) };
+
+    let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
+        Ok(value) => value,
+        Err(payload) => {
+            // `job_b` points into this frame: finish it before unwinding. Its result,
+            // value or panic, is discarded quietly: `oper_a`'s panic wins.
+            match offered.reclaim(worker, &job_b.latch) {
+                Reclaimed::NotStolen => {
+                    // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
+                    let run_b = || unsafe { job_b.run_inline(injected) };
+                    unwind::drop_quietly(unwind::halt_unwinding(run_b))
                 }
-                unwind::resume_unwinding(payload)
+                Reclaimed::Finished => job_b.discard_result(),
             }
-        };
-
-        match offered.reclaim(worker_thread, &job_b.latch) {
-            Reclaimed::NotStolen => {
-                // A panic in `oper_b` unwinds straight through: `oper_a` is done.
-                // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
-                let result_b = unsafe { job_b.run_inline(injected) };
-                (result_a, result_b)
-            }
-            Reclaimed::Finished => (result_a, job_b.into_result()),
+            unwind::resume_unwinding(payload)
         }
-    })
+    };
+
+    match offered.reclaim(worker, &job_b.latch) {
+        Reclaimed::NotStolen => {
+            // A panic in `oper_b` unwinds straight through: `oper_a` is done.
+            // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
+            let result_b = unsafe { job_b.run_inline(injected) };
+            (result_a, result_b)
+        }
+        Reclaimed::Finished => (result_a, job_b.into_result()),
+    }
 }
 
 /// The second half of a `join` while its first half runs.
@@ -142,7 +218,7 @@ impl SecondHalf {
     /// # Safety
     /// `job_b` must stay alive until [`SecondHalf::reclaim`] returns.
     #[inline]
-    unsafe fn offer(worker_thread: &WorkerThread, job_b: JobRef) -> SecondHalf {
+    unsafe fn offer(worker_thread: &impl JoinWorker, job_b: JobRef) -> SecondHalf {
         let id = job_b.id();
         // SAFETY: forwarded: `reclaim` pops the half back and, if it was promoted, waits
         // for its latch (or finds it on the deque) before the caller's frame goes away.
@@ -155,7 +231,7 @@ impl SecondHalf {
     /// anything the first half left behind), or finds the deque empty, meaning `b` was
     /// stolen, and then waits for `latch` while running other jobs.
     #[inline]
-    fn reclaim(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
+    fn reclaim(self, worker_thread: &impl JoinWorker, latch: &SpinLatch<'_>) -> Reclaimed {
         match worker_thread.pop_pending(self.pos) {
             Popped::Private => Reclaimed::NotStolen,
             // Promoted or rescued: in both cases pop the deque as rayon-core does. A
@@ -166,23 +242,20 @@ impl SecondHalf {
     }
 
     #[cold]
-    fn reclaim_promoted(self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
+    fn reclaim_promoted(self, worker_thread: &impl JoinWorker, latch: &SpinLatch<'_>) -> Reclaimed {
         let reclaimed = self.pop_until_found(worker_thread, latch);
         // Back to the `join`'s code: deliver what the jobs run here deferred.
         worker_thread.flush_count_downs();
         reclaimed
     }
 
-    fn pop_until_found(&self, worker_thread: &WorkerThread, latch: &SpinLatch<'_>) -> Reclaimed {
+    fn pop_until_found(&self, worker_thread: &impl JoinWorker, latch: &SpinLatch<'_>) -> Reclaimed {
         while !latch.probe() {
             // `pop_local`, not `take_local_job`: popping our own `b` back is not a job
             // execution and is not counted as a local pop (metrics).
             match worker_thread.pop_local() {
                 Some(job) if job.id() == self.id => return Reclaimed::NotStolen,
-                Some(job) => {
-                    worker_thread.counters().local_pop();
-                    worker_thread.execute(job)
-                }
+                Some(job) => worker_thread.execute_local(job),
                 None => {
                     worker_thread.wait_until(latch);
                     break;

@@ -139,10 +139,17 @@ impl<'r> SpinLatch<'r> {
     /// A latch owned by `thread`, set by a worker of the same pool.
     #[inline]
     pub(crate) fn new(thread: &'r WorkerThread) -> Self {
+        SpinLatch::for_worker(thread.sleep(), thread.index())
+    }
+
+    /// As [`new`](Self::new), from the worker's pool's sleep state and its index (the
+    /// loom model of `join` has no `WorkerThread`).
+    #[inline]
+    pub(crate) fn for_worker(sleep: &'r Arc<Sleep>, target_worker_index: usize) -> Self {
         SpinLatch {
             core_latch: CoreLatch::new(),
-            sleep: thread.sleep(),
-            target_worker_index: thread.index(),
+            sleep,
+            target_worker_index,
             cross: false,
         }
     }

@@ -10,9 +10,9 @@ use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, Latch, LockLatch};
 use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
+use crate::sync::deque::{Injector, Stealer, Worker};
 use crate::sync::{Arc, Mutex};
 use crate::worker::WorkerThread;
-use crossbeam_deque::{Injector, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use std::mem;
 

@@ -4,10 +4,10 @@
 use super::Registry;
 use crate::job::JobRef;
 use crate::latch::{Latch, LockLatch};
+use crate::sync::deque::{Stealer, Worker};
 use crate::sync::Arc;
 use crate::unwind;
 use crate::worker::WorkerThread;
-use crossbeam_deque::{Stealer, Worker};
 use std::fmt;
 use std::mem;
 use std::thread;

@@ -17,10 +17,11 @@
 //! it hangs (`tests/fork.rs` caught that in about one child in 2,000). Correctness won
 //! over the card: see `lock.rs`.
 //!
-//! The deques (crossbeam-deque) and `CachePadded` (crossbeam-utils) are not re-exported:
-//! they are well-tested data structures that the protocols use, not part of them.
+//! The deques come from crossbeam-deque through `deque`, which under `--cfg loom` swaps
+//! in a model with the same API; `CachePadded` (crossbeam-utils) is used directly.
 
 pub(crate) mod barrier;
+pub(crate) mod deque;
 mod lock;
 
 pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};

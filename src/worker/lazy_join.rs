@@ -5,7 +5,7 @@
 use super::{WorkerThread, FAIR_INTERVAL};
 use crate::job::JobRef;
 use crate::join::pending::Popped;
-use crossbeam_deque::Steal;
+use crate::sync::deque::Steal;
 
 impl WorkerThread {
     /// Keeps a `join`'s second half private (lazy join): returns its position for

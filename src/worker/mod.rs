@@ -17,8 +17,8 @@ mod count_down;
 use count_down::DeferredCountDowns;
 mod lazy_join;
 mod search;
+use crate::sync::deque::{Steal, Stealer, Worker};
 use crate::sync::{Arc, Cell};
-use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use std::ptr;
 

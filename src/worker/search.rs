@@ -20,7 +20,7 @@
 
 use super::WorkerThread;
 use crate::job::JobRef;
-use crossbeam_deque::{Steal, Stealer};
+use crate::sync::deque::{Steal, Stealer};
 use crossbeam_utils::Backoff;
 
 impl WorkerThread {

@@ -1,0 +1,97 @@
+//! The sleep/wake protocol's pieces for the loom model (`tests/loom_sleep.rs`); only with
+//! `--cfg loom`. Not an API.
+
+use crate::latch::CoreLatch;
+use crate::metrics::WorkerCounters;
+use crate::sleep::{IdleState, Sleep};
+
+/// A pool's sleep state for `n` workers.
+pub struct ModelSleep {
+    sleep: Sleep,
+    counters: Vec<WorkerCounters>,
+}
+
+/// A worker's idle schedule between searches.
+pub struct ModelIdle(IdleState);
+
+/// A latch a worker can wait on (its terminate latch, a `join` half...).
+#[derive(Debug)]
+pub struct ModelLatch(CoreLatch);
+
+impl std::fmt::Debug for ModelSleep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSleep").finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for ModelIdle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelIdle").finish_non_exhaustive()
+    }
+}
+
+impl Default for ModelLatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ModelLatch {
+    /// An unset latch.
+    pub fn new() -> Self {
+        ModelLatch(CoreLatch::new())
+    }
+    /// Whether it is set.
+    pub fn probe(&self) -> bool {
+        self.0.probe()
+    }
+}
+
+impl ModelSleep {
+    /// Sleep state for `n` workers.
+    pub fn new(n: usize) -> Self {
+        ModelSleep {
+            sleep: Sleep::new(n),
+            counters: (0..n).map(|_| WorkerCounters::default()).collect(),
+        }
+    }
+    /// `Sleep::start_looking`.
+    pub fn start_looking(&self, worker: usize) -> ModelIdle {
+        ModelIdle(self.sleep.start_looking(worker))
+    }
+    /// `Sleep::work_found`; `more_work` tells whether other jobs are queued.
+    pub fn work_found(&self, idle: &mut ModelIdle, more_work: impl Fn() -> bool) {
+        self.sleep.work_found(&mut idle.0, more_work)
+    }
+    /// `Sleep::no_work_found` for worker `worker`, waiting on `latch`; `pending` is the
+    /// last look at the queues.
+    pub fn no_work_found(
+        &self,
+        worker: usize,
+        idle: &mut ModelIdle,
+        latch: &ModelLatch,
+        pending: impl Fn() -> bool,
+    ) {
+        self.sleep
+            .no_work_found(&mut idle.0, &latch.0, &self.counters[worker], pending)
+    }
+    /// `Sleep::new_jobs` (after the push).
+    pub fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        self.sleep.new_jobs(num_jobs, queue_was_empty)
+    }
+    /// `Sleep::idle_workers_after_private_push` (a lazy `join`'s poll, after its
+    /// private push): whether the owner would promote.
+    pub fn idle_workers_after_private_push(&self) -> bool {
+        self.sleep.idle_workers_after_private_push()
+    }
+    /// `Sleep::new_broadcast_jobs` (after the pushes).
+    pub fn new_broadcast_jobs(&self) {
+        self.sleep.new_broadcast_jobs()
+    }
+    /// Sets `latch`, owned by worker `owner`, waking it if it sleeps (as every latch
+    /// setter does).
+    pub fn set_latch(&self, latch: &ModelLatch, owner: usize) {
+        // SAFETY: `latch` is borrowed, so it stays alive for the whole call.
+        unsafe { self.sleep.set_latch_and_wake(&latch.0, owner) };
+    }
+}

@@ -1,0 +1,212 @@
+//! Model checking of a whole `join` frame (`join::join_on`, the code `join_context` runs)
+//! whose second half may be promoted to the deque, stolen from it, rescued from the
+//! private stack, or taken back by its owner, with [loom](https://docs.rs/loom). The
+//! pool (`stealpool::__loom_join_steal::ModelPool`) has two workers on loom threads: the
+//! owner calls `join`, the thief runs the scheduling loop until the owner stops it. The
+//! deques are `sync/deque/model.rs` (crossbeam-deque's API over a loom mutex).
+//!
+//! Each model checks, in every interleaving loom explores: the second half runs exactly
+//! once; `join` returns both results, and the second half's writes are visible to the
+//! caller when `join` returns (the latch's Acquire/Release); nobody waits forever (loom
+//! fails a model whose threads all block). Across all interleavings, each model also
+//! checks that the paths it is about were taken at least once (not a vacuous model).
+//!
+//! ```text
+//! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom --cfg stealpool_fences" \
+//!     cargo test --release --target-dir target/loom --test loom_join_steal
+//! ```
+#![cfg(loom)]
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+use stealpool::__loom_join_steal::ModelPool;
+
+/// Counts, across the interleavings of one model, how often a path was seen.
+#[derive(Default)]
+struct Seen {
+    migrated: StdAtomicUsize,
+    inline: StdAtomicUsize,
+    promoted: StdAtomicUsize,
+    rescued: StdAtomicUsize,
+}
+
+impl Seen {
+    fn record(&self, pool: &ModelPool, migrated: bool) {
+        let bump = |c: &StdAtomicUsize| c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bump(if migrated {
+            &self.migrated
+        } else {
+            &self.inline
+        });
+        let (promotions, rescues) = pool.promotions_and_rescues();
+        if promotions > 0 {
+            bump(&self.promoted);
+        }
+        if rescues > 0 {
+            bump(&self.rescued);
+        }
+    }
+
+    fn get(c: &StdAtomicUsize) -> usize {
+        c.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A second half: counts its runs in `runs`, writes `witness` (Relaxed: only the latch
+/// can make it visible to the owner): 1 if run inline, 2 if migrated. Returns 2 and
+/// whether it was migrated.
+fn second_half(
+    runs: &Arc<AtomicUsize>,
+    witness: &Arc<AtomicUsize>,
+) -> impl FnOnce(stealpool::FnContext) -> (u32, bool) + Send {
+    let (runs, witness) = (runs.clone(), witness.clone());
+    move |ctx| {
+        runs.fetch_add(1, Ordering::Relaxed);
+        witness.store(1 + usize::from(ctx.migrated()), Ordering::Relaxed);
+        (2, ctx.migrated())
+    }
+}
+
+/// Runs `owner` on the owner's thread while the thief runs its loop; stops the thief and
+/// joins it after `owner` returned.
+fn with_thief<R>(pool: &Arc<ModelPool>, owner: impl FnOnce() -> R) -> R {
+    let thief = {
+        let pool = pool.clone();
+        thread::spawn(move || pool.run_thief())
+    };
+    let result = owner();
+    pool.stop_thief();
+    thief.join().unwrap();
+    result
+}
+
+/// The owner promotes `b` at its `join`; the thief steals it before or after the owner
+/// looks for it, or never. Exactly one of them runs it, and `join` returns only once it
+/// ran.
+#[test]
+fn a_promoted_half_is_run_once_by_its_owner_or_the_thief() {
+    let seen = std::sync::Arc::new(Seen::default());
+    let seen_in_model = seen.clone();
+    loom::model(move || {
+        let pool = Arc::new(ModelPool::new(true));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let witness = Arc::new(AtomicUsize::new(0));
+        let (a, (b, migrated)) = with_thief(&pool, || {
+            let result = pool.join(|_| 1, second_half(&runs, &witness));
+            assert_ne!(witness.load(Ordering::Relaxed), 0, "b's write seen by join");
+            result
+        });
+        assert_eq!((a, b), (1, 2));
+        assert_eq!(runs.load(Ordering::Relaxed), 1, "b ran exactly once");
+        seen_in_model.record(&pool, migrated);
+    });
+    assert!(
+        Seen::get(&seen.migrated) > 0,
+        "some interleaving has b stolen"
+    );
+    assert!(
+        Seen::get(&seen.inline) > 0,
+        "some interleaving takes b back"
+    );
+}
+
+/// The real promotion rule: the owner promotes only if its poll sees the thief idle;
+/// otherwise the thief, finding nothing, may rescue `b` from the private stack while the
+/// owner pops it. Promotion, rescue, steal and the owner's pop race in every order.
+#[test]
+fn promotion_rescue_and_the_owners_pop_run_a_half_once() {
+    let seen = std::sync::Arc::new(Seen::default());
+    let seen_in_model = seen.clone();
+    loom::model(move || {
+        let pool = Arc::new(ModelPool::new(false));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let witness = Arc::new(AtomicUsize::new(0));
+        let (a, (b, migrated)) = with_thief(&pool, || {
+            let result = pool.join(|_| 1, second_half(&runs, &witness));
+            assert_ne!(witness.load(Ordering::Relaxed), 0, "b's write seen by join");
+            result
+        });
+        assert_eq!((a, b), (1, 2));
+        assert_eq!(runs.load(Ordering::Relaxed), 1, "b ran exactly once");
+        seen_in_model.record(&pool, migrated);
+    });
+    assert!(
+        Seen::get(&seen.promoted) > 0,
+        "some interleaving promotes b"
+    );
+    assert!(Seen::get(&seen.rescued) > 0, "some interleaving rescues b");
+    assert!(
+        Seen::get(&seen.inline) > 0,
+        "some interleaving takes b back"
+    );
+}
+
+/// `a` panics while `b` may be on the thief: `join` re-raises `a`'s panic only after `b`
+/// finished (its frame holds `b`), and `b` runs exactly once.
+#[test]
+fn a_panicking_first_half_waits_for_a_stolen_second_half() {
+    let seen = std::sync::Arc::new(Seen::default());
+    let seen_in_model = seen.clone();
+    loom::model(move || {
+        let pool = Arc::new(ModelPool::new(true));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let witness = Arc::new(AtomicUsize::new(0));
+        let (caught, migrated) = with_thief(&pool, || {
+            let b = second_half(&runs, &witness);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.join(|_| std::panic::resume_unwind(Box::new("a panics")), b)
+            }));
+            let witnessed = witness.load(Ordering::Relaxed);
+            assert_ne!(witnessed, 0, "b finished before unwinding");
+            (caught, witnessed == 2)
+        });
+        let payload = caught.expect_err("a's panic is re-raised");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"a panics"));
+        assert_eq!(runs.load(Ordering::Relaxed), 1, "b ran exactly once");
+        seen_in_model.record(&pool, migrated);
+    });
+    assert!(
+        Seen::get(&seen.migrated) > 0,
+        "some interleaving has b stolen"
+    );
+    assert!(
+        Seen::get(&seen.inline) > 0,
+        "some interleaving takes b back"
+    );
+}
+
+/// Two nested `join`s: the outer `b` is promoted (oldest first) and may be stolen while
+/// the owner runs the inner `join`, whose `b` the owner keeps or also promotes. Each half
+/// runs once, and the outer `join` returns every result.
+#[test]
+fn nested_halves_are_each_run_once() {
+    let seen = std::sync::Arc::new(Seen::default());
+    let seen_in_model = seen.clone();
+    loom::model(move || {
+        let pool = Arc::new(ModelPool::new(true));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let witness = Arc::new(AtomicUsize::new(0));
+        let inner_runs = Arc::new(AtomicUsize::new(0));
+        let inner_witness = Arc::new(AtomicUsize::new(0));
+        let ((a, (inner_b, _)), (b, migrated)) = with_thief(&pool, || {
+            let inner_b = second_half(&inner_runs, &inner_witness);
+            pool.join(|_| pool.join(|_| 1, inner_b), second_half(&runs, &witness))
+        });
+        assert_eq!((a, inner_b, b), (1, 2, 2));
+        assert_eq!(runs.load(Ordering::Relaxed), 1, "outer b ran exactly once");
+        assert_eq!(
+            inner_runs.load(Ordering::Relaxed),
+            1,
+            "inner b ran exactly once"
+        );
+        assert_ne!(witness.load(Ordering::Relaxed), 0);
+        assert_ne!(inner_witness.load(Ordering::Relaxed), 0);
+        seen_in_model.record(&pool, migrated);
+    });
+    assert!(
+        Seen::get(&seen.migrated) > 0,
+        "some interleaving steals the outer b"
+    );
+}
