@@ -263,6 +263,13 @@ impl Latch for ParkLatch {
         unsafe {
             let owner = (*this).owner.clone();
             (*this).set.store(true, Ordering::Release);
+            // Under loom only: a scheduling point between the store and the unpark, as the
+            // OS may deschedule the setter there. loom makes no such point by itself, and
+            // its `unpark` hands the setter's history to the owner at once, so without it
+            // the owner could never see `true` before the unpark and a missing Release
+            // here would go unnoticed (`tests/loom_latch.rs`).
+            #[cfg(loom)]
+            thread::yield_now();
             owner.unpark();
         }
     }
