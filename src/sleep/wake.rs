@@ -1,0 +1,121 @@
+//! The waking half of the sleep protocol: what a thread that posts work or sets a
+//! worker's latch does so that no sleeper misses it (`docs/sleep.md`, steps 4 and
+//! "Latches"). The falling-asleep half is in `mod.rs`.
+
+use super::counters::JobsEventCounter;
+use super::Sleep;
+use crate::latch::CoreLatch;
+use crate::sync::barrier;
+
+impl Sleep {
+    /// Sets `latch`, which worker `owner` of this pool waits on, and wakes the owner if it
+    /// had fallen asleep on it: the one way a worker's latch is set (the swap and the
+    /// wake-up are the two halves of the latch protocol, docs/sleep.md, "Latches").
+    ///
+    /// # Safety
+    /// `latch` must be live; it may be freed as soon as the swap inside is done, so the
+    /// caller must not touch it afterwards, and `self` must not live in memory the owner
+    /// may free when it sees the latch set (callers keep their own `Arc` of the registry).
+    #[inline]
+    pub(crate) unsafe fn set_latch_and_wake(&self, latch: *const CoreLatch, owner: usize) {
+        // SAFETY: forwarded from this function's contract.
+        if unsafe { CoreLatch::set(latch) } {
+            self.wake_specific_thread(owner);
+        }
+    }
+
+    /// `num_jobs` jobs were pushed to the injector or to a worker's own deque;
+    /// `queue_was_empty` is whether that queue was empty just before. Wakes sleepers if
+    /// the awake workers may not be enough to pick the jobs up.
+    ///
+    /// Must be called *after* the push: the light barrier here pairs with the heavy
+    /// barrier in `sleep` (step 4), so either this call sees the sleeper registered and
+    /// wakes it, or the sleeper's last look sees the job (docs/sleep.md, "the pairing").
+    #[inline]
+    pub(crate) fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        barrier::light();
+        self.wake_for_new_jobs(num_jobs, queue_was_empty)
+    }
+
+    /// One job was pushed on *every* worker's broadcast queue. Each must run on its own
+    /// worker, so instead of waking "enough" sleepers, every parked worker is woken.
+    ///
+    /// Waking a count of sleepers is not enough: a worker that took its broadcast job
+    /// and went back to sleep after the counters were read would absorb one of the
+    /// wake-ups, and the sleeper whose job is still queued would be left parked
+    /// (docs/sleep.md, "Broadcasts"). rayon-core 1.13 also wakes each worker (its
+    /// `inject_broadcast` notifies every worker's latch).
+    pub(crate) fn new_broadcast_jobs(&self) {
+        barrier::light();
+        let counters = self
+            .counters
+            .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        if counters.sleeping_threads() == 0 {
+            return;
+        }
+        for index in 0..self.worker_sleep_states.len() {
+            self.wake_specific_thread(index);
+        }
+    }
+
+    #[inline]
+    fn wake_for_new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        // Make the JEC odd if some worker is sleepy, so it will back out of sleeping.
+        let counters = self
+            .counters
+            .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        let num_sleepers = counters.sleeping_threads();
+        if num_sleepers == 0 {
+            return;
+        }
+        let num_jobs = num_jobs as usize;
+        let num_awake_but_idle = counters.awake_but_idle_threads();
+        if !queue_was_empty {
+            // Work was already waiting and nobody took it: the awake ones are busy.
+            self.wake_any_threads(std::cmp::min(num_jobs, num_sleepers));
+        } else if num_awake_but_idle < num_jobs {
+            // Searching threads will take some; wake sleepers for the rest.
+            self.wake_any_threads(std::cmp::min(num_jobs - num_awake_but_idle, num_sleepers));
+        }
+    }
+
+    /// Wakes up to `num_to_wake` parked workers, scanning from a random index so no
+    /// worker is favoured.
+    pub(super) fn wake_any_threads(&self, mut num_to_wake: usize) {
+        if num_to_wake == 0 {
+            return;
+        }
+        let n = self.worker_sleep_states.len();
+        // Under loom the model must be deterministic: always start at 0.
+        let start = if cfg!(loom) { 0 } else { fastrand::usize(..n) };
+        for i in (start..n).chain(0..start) {
+            if self.wake_specific_thread(i) {
+                num_to_wake -= 1;
+                if num_to_wake == 0 {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Wakes worker `index` if it is parked. Returns whether it was.
+    fn wake_specific_thread(&self, index: usize) -> bool {
+        let sleep_state = &self.worker_sleep_states[index];
+        let mut is_blocked = sleep_state.is_blocked.lock();
+        if !*is_blocked {
+            return false;
+        }
+        *is_blocked = false;
+        // The waker, not the sleeper, decrements `sleeping`, so posters see the new
+        // count as early as possible.
+        self.counters.sub_sleeping_thread();
+        drop(is_blocked);
+        // Notify after unlocking: std's condvar does not requeue the woken thread onto
+        // the mutex (parking_lot's did), so a notify under the lock wakes the sleeper
+        // only for it to block again on the mutex we still hold. The sleeper re-checks
+        // `is_blocked` under the mutex, and `sleep_state` lives as long as the registry,
+        // so the late notify is safe.
+        sleep_state.condvar.notify_one();
+        true
+    }
+}
