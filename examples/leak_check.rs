@@ -7,8 +7,11 @@
 //!   `valgrind --leak-check=full`, which must report no definite leak;
 //! * `leak_check rss [N]`: N spawns (default 10,000,000) in batches of 100,000 (half from
 //!   outside, half as scope jobs from a worker), waiting for each batch; prints the floor
-//!   of the resident set size in each tenth of the run and fails if the second half's
-//!   lowest floor exceeds the first half's (after a tenth of warm-up) by more than 10%.
+//!   of the resident set size and of the heap in use (glibc's `mallinfo2`) in each tenth
+//!   of the run, and fails if the second half's lowest heap floor exceeds the first
+//!   half's (after a tenth of warm-up) by more than 10%, or its RSS floor by more than
+//!   10% and 4 MiB. A deliberate leak of 32 bytes every 64 spawns fails the heap check
+//!   (+210%) where the RSS one alone would pass (+56%, under 4 MiB).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -170,6 +173,20 @@ fn rss_kib() -> u64 {
     pages * 4
 }
 
+/// Heap bytes in use in KiB (glibc's `mallinfo2`: `uordblks`, summed over all arenas, plus
+/// `hblkhd`, the large blocks it maps on their own): live allocations only, whatever the
+/// allocator keeps cached or fragmented. 0 where glibc is not the allocator.
+fn heap_in_use_kib() -> u64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallinfo2` only reads the allocator's statistics.
+        let info = unsafe { libc::mallinfo2() };
+        (info.uordblks + info.hblkhd) as u64 / 1024
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    0
+}
+
 fn rss(n: usize) {
     const BATCH: usize = 100_000;
     let pool: ThreadPool = ThreadPoolBuilder::new().build().unwrap();
@@ -180,7 +197,9 @@ fn rss(n: usize) {
     // injector blocks are returned through crossbeam-epoch a little later, so single
     // samples jump by a few MiB; a leak would raise the floor.
     let mut floor = u64::MAX;
+    let mut heap_floor = u64::MAX;
     let mut floors = Vec::new();
+    let mut heap_floors = Vec::new();
     for batch in 0..batches {
         // Half from outside, half from inside a worker (local deques, the arena).
         if batch % 2 == 0 {
@@ -205,40 +224,57 @@ fn rss(n: usize) {
         }
         pool.wait_idle().unwrap();
         floor = floor.min(rss_kib());
+        heap_floor = heap_floor.min(heap_in_use_kib());
         if (batch + 1) % per_tenth == 0 {
             println!(
-                "rss: {:>9} spawns, floor of this tenth {:>7} KiB",
+                "rss: {:>9} spawns, floor of this tenth {:>7} KiB, heap in use {:>7} KiB",
                 (batch + 1) * BATCH,
-                floor
+                floor,
+                heap_floor
             );
+            heap_floors.push(heap_floor);
+            heap_floor = u64::MAX;
             floors.push(floor);
             floor = u64::MAX;
         }
     }
     assert_eq!(done.load(Ordering::Relaxed), batches * BATCH);
     // Warm-up: the first tenth, in which the deques, the injector and the allocator's
-    // arenas reach the sizes this load needs. A worker's deque keeps the capacity a batch
-    // grew it to when a thief took the jobs (crossbeam shrinks a deque only as its owner
-    // pops), and retired deque buffers and injector blocks are freed through
-    // crossbeam-epoch later, so tenths differ by a few MiB (40M spawns here: floors
-    // between 2.5 and 6.1 MiB, no trend); a leak raises the floor for good. Flat: the
-    // lowest floor of the last five tenths is within 10%, or 4 MiB (the jitter at this
-    // scale), of the lowest of tenths two to five. A leak of one byte per spawn would add
-    // 5 MB between the two.
-    let warm = floors[1..floors.len() / 2]
-        .iter()
-        .copied()
-        .min()
-        .unwrap_or(0);
-    let late = floors[floors.len() / 2..]
-        .iter()
-        .copied()
-        .min()
-        .unwrap_or(0);
-    println!(
-        "rss: lowest floor {warm} KiB in tenths 2-5, {late} KiB in tenths 6-10 ({:+.1}%)",
-        (late as f64 / warm as f64 - 1.0) * 100.0
-    );
+    // arenas reach the sizes this load needs. Then two figures, each the lowest floor of
+    // tenths 2-5 against that of tenths 6-10:
+    //
+    // * the heap in use (live allocations) must stay within 10%: a leak of one byte per
+    //   spawn would add 5 MB between the two, against ~180 KiB in use;
+    // * the RSS, whose floors wander between 2.5 and 7.3 MiB in both directions while
+    //   the heap in use stays within 1% (pages the allocator keeps after frees, deque
+    //   buffers retired through crossbeam-epoch), must stay within 10% or 4 MiB.
+    let compare = |floors: &[u64]| {
+        let warm = floors[1..floors.len() / 2]
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0);
+        let late = floors[floors.len() / 2..]
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0);
+        (warm, late, (late as f64 / warm.max(1) as f64 - 1.0) * 100.0)
+    };
+    let (warm, late, grew) = compare(&floors);
+    println!("rss: lowest floor {warm} KiB in tenths 2-5, {late} KiB in tenths 6-10 ({grew:+.1}%)");
+    let (heap_warm, heap_late, heap_grew) = compare(&heap_floors);
+    if heap_warm > 0 {
+        println!(
+            "rss: heap in use {heap_warm} KiB in tenths 2-5, {heap_late} KiB in tenths 6-10 ({heap_grew:+.1}%)"
+        );
+        if heap_late > heap_warm + heap_warm / 10 {
+            eprintln!("rss: the heap in use grew more than 10% after warm-up");
+            std::process::exit(1);
+        }
+    } else {
+        println!("rss: heap in use not available (not glibc); RSS only");
+    }
     if late > warm + (warm / 10).max(4096) {
         eprintln!("rss: grew more than 10% (and 4 MiB) after warm-up");
         std::process::exit(1);
