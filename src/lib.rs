@@ -71,8 +71,8 @@ pub use crate::registry::ThreadBuilder;
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
 pub use crate::thread_pool::{
-    current_num_threads, current_thread_has_pending_tasks, current_thread_index, yield_local,
-    yield_now, ThreadPool, WaitError, Yield,
+    current_num_threads, current_thread_has_pending_tasks, current_thread_index, metrics,
+    wait_idle, yield_local, yield_now, ThreadPool, WaitError, Yield,
 };
 
 use std::marker::PhantomData;

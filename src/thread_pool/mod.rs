@@ -9,7 +9,12 @@ use crate::scope::{do_in_place_scope, do_in_place_scope_fifo, Scope, ScopeFifo};
 use crate::spawn::{spawn_fifo_in, spawn_in};
 use crate::sync::Arc;
 use crate::worker::WorkerThread;
-use std::error::Error;
+
+mod current;
+pub use current::{
+    current_num_threads, current_thread_has_pending_tasks, current_thread_index, metrics,
+    wait_idle, yield_local, yield_now, WaitError, Yield,
+};
 use std::fmt;
 
 /// A pool of worker threads with work-stealing deques.
@@ -260,7 +265,7 @@ impl ThreadPool {
         registry.with_current_worker(|own_worker| {
             if let Some(worker) = own_worker {
                 if !(registry.has_current_thread_worker() && worker.index() == 0) {
-                    return Err(WaitError { _private: () });
+                    return Err(WaitError::new());
                 }
                 // The building thread of a `use_current_thread` pool: run the pool's jobs
                 // (some may be queued for this very worker) until it has terminated.
@@ -283,7 +288,7 @@ impl ThreadPool {
 
     fn check_not_own_worker(&self) -> Result<(), WaitError> {
         self.registry.with_current_worker(|worker| match worker {
-            Some(_) => Err(WaitError { _private: () }),
+            Some(_) => Err(WaitError::new()),
             None => Ok(()),
         })
     }
@@ -339,108 +344,3 @@ impl fmt::Debug for ThreadPool {
             .finish()
     }
 }
-
-/// The index of the calling thread in the pool it is a worker of, or `None` if it is not a
-/// worker of any pool. Indices run `0..current_num_threads()`.
-///
-/// ```
-/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-/// assert_eq!(stealpool::current_thread_index(), None); // not a worker
-/// let index = pool.install(stealpool::current_thread_index).unwrap();
-/// assert!(index < 3);
-/// ```
-#[inline]
-pub fn current_thread_index() -> Option<usize> {
-    WorkerThread::with_current(|worker| worker.map(WorkerThread::index))
-}
-
-/// The number of worker threads of the current pool: the pool the caller is a worker of,
-/// else the global pool (which this call builds if it does not exist yet).
-///
-/// # Panics
-/// If the global pool has to be built and cannot be (see
-/// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
-#[inline]
-pub fn current_num_threads() -> usize {
-    WorkerThread::with_current(|worker| match worker {
-        Some(worker) => worker.registry().num_threads(),
-        None => crate::registry::global_registry().num_threads(),
-    })
-}
-
-/// Whether the current worker's own deque holds jobs; `None` if the caller is not a
-/// worker. A racy snapshot (another worker may steal the jobs the next moment), as in
-/// rayon-core.
-#[inline]
-pub fn current_thread_has_pending_tasks() -> Option<bool> {
-    WorkerThread::with_current(|worker| worker.map(WorkerThread::has_local_jobs))
-}
-
-/// Lets the current worker run one pending job while it would otherwise wait: from its
-/// own deque, its broadcast queue, the injector or another worker (one round of the
-/// scheduling loop). Never calls the OS's `yield`.
-///
-/// Returns `None` off-pool, `Some(Yield::Executed)` if a job ran, `Some(Yield::Idle)` if
-/// there was nothing to run. Same as rayon-core.
-///
-/// # Panics
-/// A panic in the job that runs propagates as it would from any job (e.g. to the
-/// `join` or `scope` it belongs to, not here; a `spawn`ed job's panic goes to the panic
-/// handler).
-///
-/// ```
-/// use stealpool::Yield;
-/// assert_eq!(stealpool::yield_now(), None); // not a worker
-/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-/// pool.install(|| {
-///     let ran = std::sync::atomic::AtomicBool::new(false);
-///     stealpool::scope(|s| {
-///         s.spawn(|_| ran.store(true, std::sync::atomic::Ordering::SeqCst));
-///         // The only worker is busy here: let it run the spawned job now.
-///         assert_eq!(stealpool::yield_now(), Some(Yield::Executed));
-///         assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
-///     });
-/// });
-/// ```
-pub fn yield_now() -> Option<Yield> {
-    WorkerThread::with_current(|worker| worker.map(WorkerThread::yield_now))
-}
-
-/// Like [`yield_now`], but only takes a job from the current worker's own deque or
-/// broadcast queue, never steals.
-///
-/// Returns `None` off-pool.
-///
-/// # Panics
-/// As [`yield_now`].
-pub fn yield_local() -> Option<Yield> {
-    WorkerThread::with_current(|worker| worker.map(WorkerThread::yield_local))
-}
-
-/// The result of [`yield_now`] and [`yield_local`] (rayon-core's `Yield`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Yield {
-    /// A job was found and executed.
-    Executed,
-    /// No job was available.
-    Idle,
-}
-
-/// [`ThreadPool::wait_idle`] or [`ThreadPool::shutdown`] was called from a worker of the
-/// same pool, which would wait for itself. Returned instead of the deadlock rayon-core's
-/// equivalents (a `WaitGroup` or `build_scoped` waited on from inside) would hit; the
-/// error carries no data.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaitError {
-    _private: (),
-}
-
-impl fmt::Display for WaitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(
-            "cannot wait for a thread pool from one of its own workers (it would wait for itself)",
-        )
-    }
-}
-
-impl Error for WaitError {}
