@@ -82,15 +82,14 @@ fn with_thief<R>(pool: &Arc<ModelPool>, owner: impl FnOnce() -> R) -> R {
     result
 }
 
-/// The owner promotes `b` at its `join`; the thief steals it before or after the owner
-/// looks for it, or never. Exactly one of them runs it, and `join` returns only once it
-/// ran.
-#[test]
-fn a_promoted_half_is_run_once_by_its_owner_or_the_thief() {
+/// One `join` on the owner while the thief runs, in every interleaving: `b` runs once,
+/// `join` returns both results and sees `b`'s write. Returns what was seen across the
+/// interleavings.
+fn one_join_with_a_thief(always_promote: bool) -> std::sync::Arc<Seen> {
     let seen = std::sync::Arc::new(Seen::default());
     let seen_in_model = seen.clone();
     loom::model(move || {
-        let pool = Arc::new(ModelPool::new(true));
+        let pool = Arc::new(ModelPool::new(always_promote));
         let runs = Arc::new(AtomicUsize::new(0));
         let witness = Arc::new(AtomicUsize::new(0));
         let (a, (b, migrated)) = with_thief(&pool, || {
@@ -102,6 +101,15 @@ fn a_promoted_half_is_run_once_by_its_owner_or_the_thief() {
         assert_eq!(runs.load(Ordering::Relaxed), 1, "b ran exactly once");
         seen_in_model.record(&pool, migrated);
     });
+    seen
+}
+
+/// The owner promotes `b` at its `join`; the thief steals it before or after the owner
+/// looks for it, or never. Exactly one of them runs it, and `join` returns only once it
+/// ran.
+#[test]
+fn a_promoted_half_is_run_once_by_its_owner_or_the_thief() {
+    let seen = one_join_with_a_thief(true);
     assert!(
         Seen::get(&seen.migrated) > 0,
         "some interleaving has b stolen"
@@ -117,21 +125,7 @@ fn a_promoted_half_is_run_once_by_its_owner_or_the_thief() {
 /// owner pops it. Promotion, rescue, steal and the owner's pop race in every order.
 #[test]
 fn promotion_rescue_and_the_owners_pop_run_a_half_once() {
-    let seen = std::sync::Arc::new(Seen::default());
-    let seen_in_model = seen.clone();
-    loom::model(move || {
-        let pool = Arc::new(ModelPool::new(false));
-        let runs = Arc::new(AtomicUsize::new(0));
-        let witness = Arc::new(AtomicUsize::new(0));
-        let (a, (b, migrated)) = with_thief(&pool, || {
-            let result = pool.join(|_| 1, second_half(&runs, &witness));
-            assert_ne!(witness.load(Ordering::Relaxed), 0, "b's write seen by join");
-            result
-        });
-        assert_eq!((a, b), (1, 2));
-        assert_eq!(runs.load(Ordering::Relaxed), 1, "b ran exactly once");
-        seen_in_model.record(&pool, migrated);
-    });
+    let seen = one_join_with_a_thief(false);
     assert!(
         Seen::get(&seen.promoted) > 0,
         "some interleaving promotes b"
