@@ -5,7 +5,8 @@
 //! slot and wakes whoever waits: a thread outside the pool blocks on a condvar; a worker
 //! (of any pool) registers a latch on its own stack and keeps executing jobs with
 //! `wait_until` until the job sets it, so joining a handle from inside a pool never takes
-//! a worker out of circulation. The name follows `futures::task::SpawnExt::spawn_with_handle`.
+//! a worker out of circulation; async code awaits the handle (it is a `Future`), and the
+//! job wakes the task's waker. The name follows `futures::task::SpawnExt::spawn_with_handle`.
 
 use crate::latch::CoreLatch;
 use crate::registry::Registry;
@@ -16,12 +17,20 @@ use crate::sync::{Arc, Ordering};
 use crate::unwind;
 use crate::worker::WorkerThread;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::thread;
 
 /// A handle to a job started with [`spawn_with_handle`] or
 /// [`ThreadPool::spawn_with_handle`](crate::ThreadPool::spawn_with_handle): wait for its
 /// value with [`join`](Self::join), or ask whether it is done with
 /// [`is_finished`](Self::is_finished).
+///
+/// A handle is also a [`Future`] of the same `thread::Result<T>`: async code (a tokio or
+/// async-std task) can `.await` CPU work sent to the pool without blocking its executor
+/// thread, which the `tokio-rayon` crate does by hand for rayon. The job wakes the
+/// awaiting task when it finishes.
 ///
 /// Dropping the handle detaches the job: it still runs; its value is dropped, and a panic
 /// goes to the pool's panic handler as for [`spawn`](crate::spawn).
@@ -41,6 +50,8 @@ struct Slot<T> {
     result: Option<thread::Result<T>>,
     /// A worker waiting in `join`, to be woken through its latch.
     waiter: Option<Waiter>,
+    /// The task that last polled the handle as a `Future`.
+    waker: Option<Waker>,
     /// The handle was dropped before the job finished.
     detached: bool,
 }
@@ -99,6 +110,7 @@ impl<T> JoinHandle<T> {
             slot: Mutex::new(Slot {
                 result: None,
                 waiter: None,
+                waker: None,
                 detached: false,
             }),
             condvar: Condvar::new(),
@@ -128,6 +140,7 @@ impl<T> HandleState<T> {
         // Release: `is_finished() == true` implies `join` will not block.
         self.finished.store(true, Ordering::Release);
         let waiter = slot.waiter.take();
+        let waker = slot.waker.take();
         drop(slot);
         // After unlocking, so the woken joiner does not block again on our mutex (std's
         // condvar does not requeue); `self` is kept alive by the job's `Arc`.
@@ -137,6 +150,9 @@ impl<T> HandleState<T> {
             // this set is observed; we read nothing from the latch afterwards and use our
             // own `Arc` of its pool's sleep state to wake it.
             unsafe { waiter.sleep.set_latch_and_wake(waiter.latch, waiter.index) };
+        }
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 }
@@ -160,11 +176,15 @@ impl<T> JoinHandle<T> {
     /// let failed = pool.spawn_with_handle(|| -> u32 { panic!("no result") });
     /// assert!(failed.join().is_err());
     /// ```
+    ///
+    /// # Panics
+    /// If the handle was already awaited to completion as a `Future` (its result is gone).
     pub fn join(self) -> thread::Result<T> {
         let mut slot = self.state.slot.lock();
         if let Some(result) = slot.result.take() {
             return result;
         }
+        self.assert_result_not_taken();
         slot = WorkerThread::with_current(|worker| match worker {
             Some(worker) => {
                 let latch = CoreLatch::new();
@@ -189,10 +209,51 @@ impl<T> JoinHandle<T> {
             .expect("stealpool: join handle woken without a result")
     }
 
+    /// Panics if the result was already handed out by `poll` (it is gone). Call with the
+    /// slot locked and found empty.
+    fn assert_result_not_taken(&self) {
+        // Relaxed: read under the slot's mutex, under which `complete` stores it.
+        assert!(
+            !self.state.finished.load(Ordering::Relaxed),
+            "stealpool: JoinHandle used after it was awaited to completion"
+        );
+    }
+
     /// Whether the job has finished (then [`join`](Self::join) returns at once).
     pub fn is_finished(&self) -> bool {
         // Acquire pairs with the Release in `complete`.
         self.state.finished.load(Ordering::Acquire)
+    }
+}
+
+/// Awaiting a handle: `Ready` with the job's value, or `Err` with its panic payload, once
+/// the job finished; until then `Pending`, and the job wakes the last task that polled.
+///
+/// # Panics
+/// If polled again after it returned `Ready`.
+///
+/// ```
+/// let handle = stealpool::spawn_with_handle(|| 6 * 7);
+/// // In any async context (a tokio task...); here driven by stealpool's own `block_on`.
+/// let value = stealpool::block_on(async { handle.await.unwrap() });
+/// assert_eq!(value, 42);
+/// ```
+impl<T> Future for JoinHandle<T> {
+    type Output = thread::Result<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut slot = self.state.slot.lock();
+        if let Some(result) = slot.result.take() {
+            return Poll::Ready(result);
+        }
+        self.assert_result_not_taken();
+        // Registered under the lock `complete` takes: either the job has not finished and
+        // will find this waker, or its result was there above.
+        match &slot.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => slot.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
     }
 }
 

@@ -41,6 +41,7 @@
 #![warn(rust_2018_idioms)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod block_on;
 mod broadcast;
 mod builder;
 mod deprecated;
@@ -58,6 +59,7 @@ mod thread_pool;
 mod unwind;
 mod worker;
 
+pub use crate::block_on::block_on;
 pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use crate::builder::{
     ThreadPoolBuildError, ThreadPoolBuilder, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV,

@@ -108,6 +108,16 @@ impl CoreLatch {
     }
 
     /// Whether the latch is set.
+    /// Back to unset, for a latch its owner waits on more than once (`block_on`: set by
+    /// each wake-up, reset before each poll). Only the owner calls it, after it saw the
+    /// latch set and outside any wait on it. SeqCst, as `set`'s swap: a setter whose swap
+    /// comes before this store in their single order happened before everything the owner
+    /// does after it (the poll then sees what that setter published before waking).
+    #[inline]
+    pub(crate) fn reset(&self) {
+        self.state.store(UNSET, Ordering::SeqCst);
+    }
+
     #[inline]
     pub(crate) fn probe(&self) -> bool {
         // Acquire pairs with the swap in `set`, so the job's result written before the

@@ -1,0 +1,130 @@
+//! `block_on`: run a future to completion from synchronous code, without taking a worker
+//! out of circulation.
+//!
+//! On a worker, the future's waker sets a latch of the worker's, and between polls the
+//! worker waits on that latch with `wait_until`: it keeps executing the pool's jobs (the
+//! very jobs the future may be waiting for) and parks through the sleep module only when
+//! there are none, exactly as a `join` whose second half was stolen. The latch is reset
+//! before each poll, so a wake-up that comes during a poll is not lost. Elsewhere the
+//! calling thread parks between polls, as `futures::executor::block_on` does.
+//!
+//! forte has the same function; rayon's (PR 679, `spawn_future`) never landed, and a
+//! rayon job that blocks on a future blocks its worker.
+
+use crate::latch::CoreLatch;
+use crate::sleep::Sleep;
+use crate::sync::protocol::{thread, AtomicBool};
+use crate::sync::{Arc, Ordering};
+use crate::worker::WorkerThread;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll, Wake, Waker};
+
+/// Runs `future` to completion on the calling thread and returns its output.
+///
+/// Called on a worker of a pool, the worker keeps executing that pool's jobs while the
+/// future is pending (so a future that waits for pool work, such as a
+/// [`JoinHandle`](crate::JoinHandle), cannot deadlock a one-thread pool), and parks when
+/// there are none until the future's waker is called. Called elsewhere, the thread parks
+/// between polls. Jobs run while waiting stack on top of this call, as for any wait
+/// inside a pool.
+///
+/// # Panics
+/// A panic in the future's `poll` propagates to the caller.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let value = pool.install(|| {
+///     // The only worker waits for a job queued behind it: it runs that job itself.
+///     let handle = stealpool::spawn_with_handle(|| 6 * 7);
+///     stealpool::block_on(async { handle.await.unwrap() })
+/// });
+/// assert_eq!(value, 42);
+/// ```
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    WorkerThread::with_current(|worker| match worker {
+        Some(worker) => block_on_worker(worker, future.as_mut()),
+        None => block_on_thread(future.as_mut()),
+    })
+}
+
+/// The waker of a future driven on a worker: sets the worker's latch, waking it if it
+/// parked on it. Owned by the waker (an `Arc`), since wakers may outlive `block_on`.
+struct LatchWake {
+    latch: CoreLatch,
+    sleep: Arc<Sleep>,
+    index: usize,
+}
+
+impl Wake for LatchWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref()
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // SAFETY: the latch lives in this `Arc`, which the caller holds for the whole
+        // call, and `sleep` is our own reference to the pool's sleep state.
+        unsafe { self.sleep.set_latch_and_wake(&self.latch, self.index) }
+    }
+}
+
+fn block_on_worker<T>(worker: &WorkerThread, mut future: Pin<&mut impl Future<Output = T>>) -> T {
+    let wake = Arc::new(LatchWake {
+        latch: CoreLatch::new(),
+        sleep: Arc::clone(worker.sleep()),
+        index: worker.index(),
+    });
+    let waker = Waker::from(Arc::clone(&wake));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            return value;
+        }
+        worker.wait_until(&wake.latch);
+        wake.latch.reset();
+    }
+}
+
+/// The waker of a future driven on a thread outside any pool: a flag and an unpark.
+struct ThreadWake {
+    notified: AtomicBool,
+    thread: thread::Thread,
+}
+
+impl Wake for ThreadWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref()
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Release pairs with the Acquire swap in `block_on_thread`.
+        self.notified.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
+}
+
+fn block_on_thread<T>(mut future: Pin<&mut impl Future<Output = T>>) -> T {
+    let wake = Arc::new(ThreadWake {
+        notified: AtomicBool::new(false),
+        thread: thread::current(),
+    });
+    let waker = Waker::from(Arc::clone(&wake));
+    let mut cx = Context::from_waker(&waker);
+    let mut took_a_token = false;
+    let value = loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            break value;
+        }
+        while !wake.notified.swap(false, Ordering::Acquire) {
+            thread::park();
+            // A token from other code on this thread (or a spurious return): hand it
+            // back at the end, as `ParkLatch::wait` does.
+            took_a_token |= !wake.notified.load(Ordering::Relaxed);
+        }
+    };
+    if took_a_token {
+        wake.thread.unpark();
+    }
+    value
+}

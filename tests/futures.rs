@@ -1,0 +1,188 @@
+//! Futures: a `JoinHandle` awaited from a real tokio runtime, and `block_on`, which on a
+//! worker runs pool jobs while its future is pending instead of blocking the worker.
+
+mod common;
+
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+use std::thread;
+
+use common::{payload_str, wait_parked, watchdog};
+use stealpool::ThreadPoolBuilder;
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+}
+
+/// The handle is polled while its job is blocked (so `Pending` for sure), then the job is
+/// released: the job's completion must wake the tokio task, or this hangs.
+#[test]
+fn a_pending_join_handle_wakes_its_tokio_task() {
+    watchdog(60, || {
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let (release, blocked) = mpsc::channel::<()>();
+        let mut handle = pool.spawn_with_handle(move || {
+            blocked.recv().unwrap();
+            42
+        });
+        let value = tokio_runtime().block_on(async move {
+            let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut handle).poll(cx))).await;
+            assert!(first.is_pending(), "the job cannot have finished");
+            release.send(()).unwrap();
+            handle.await
+        });
+        assert_eq!(value.unwrap(), 42);
+    });
+}
+
+#[test]
+fn an_awaited_handle_returns_the_jobs_panic() {
+    watchdog(60, || {
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let handle = pool.spawn_with_handle(|| -> u32 { panic!("boom in the pool") });
+        let payload = tokio_runtime().block_on(handle).unwrap_err();
+        assert_eq!(payload_str(&*payload), Some("boom in the pool"));
+    });
+}
+
+/// Many tasks of a multi-thread runtime await CPU work at once.
+#[test]
+fn many_tokio_tasks_await_pool_work_at_once() {
+    watchdog(60, || {
+        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let total = runtime.block_on(async {
+            let tasks: Vec<_> = (0..200u64)
+                .map(|i| {
+                    let pool = Arc::clone(&pool);
+                    tokio::spawn(async move {
+                        pool.spawn_with_handle(move || (0..=i).sum::<u64>())
+                            .await
+                            .unwrap()
+                    })
+                })
+                .collect();
+            let mut total = 0;
+            for task in tasks {
+                total += task.await.unwrap();
+            }
+            total
+        });
+        assert_eq!(total, (0..200u64).map(|i| i * (i + 1) / 2).sum::<u64>());
+    });
+}
+
+#[test]
+fn joining_a_handle_after_awaiting_it_panics_clearly() {
+    watchdog(60, || {
+        let mut handle = stealpool::spawn_with_handle(|| 1);
+        assert_eq!(stealpool::block_on(&mut handle).unwrap(), 1);
+        let err = std::panic::catch_unwind(move || handle.join()).unwrap_err();
+        assert!(payload_str(&*err).unwrap().contains("after it was awaited"));
+    });
+}
+
+/// The only worker blocks on a job queued behind it: it runs that job itself. A
+/// `block_on` that parked the thread would deadlock here.
+#[test]
+fn block_on_on_the_only_worker_runs_the_job_it_waits_for() {
+    watchdog(60, || {
+        let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let value = pool.install(|| {
+            let handle = stealpool::spawn_with_handle(|| 6 * 7);
+            stealpool::block_on(async { handle.await.unwrap() })
+        });
+        assert_eq!(value, 42);
+        assert!(pool.metrics().total().jobs_executed >= 2);
+    });
+}
+
+/// A worker in `block_on` with nothing to run parks, and the future's waker (called from
+/// a thread outside the pool) wakes it.
+#[test]
+fn a_worker_parked_in_block_on_is_woken_by_the_waker() {
+    watchdog(60, || {
+        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
+        let (polled_tx, polled_rx) = mpsc::channel();
+        let (value_tx, value_rx) = tokio::sync::oneshot::channel::<u32>();
+        let sender = {
+            let pool = Arc::clone(&pool);
+            thread::spawn(move || {
+                polled_rx.recv().unwrap();
+                // The worker polled the future, found it pending, and parks.
+                wait_parked(&pool, 1);
+                value_tx.send(7).unwrap();
+            })
+        };
+        let value = pool.install(move || {
+            let mut value_rx = value_rx;
+            let mut first = Some(polled_tx);
+            stealpool::block_on(poll_fn(move |cx| {
+                let poll = Pin::new(&mut value_rx).poll(cx);
+                if let Some(tx) = first.take() {
+                    tx.send(()).unwrap();
+                }
+                poll
+            }))
+        });
+        assert_eq!(value.unwrap(), 7);
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn block_on_outside_a_pool_parks_until_woken() {
+    watchdog(60, || {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let sender = thread::spawn(move || tx.send("hello").unwrap());
+        assert_eq!(stealpool::block_on(rx).unwrap(), "hello");
+        sender.join().unwrap();
+    });
+}
+
+/// Wakers may outlive `block_on`: waking one afterwards, on a worker's pool or outside,
+/// touches nothing that is gone.
+#[test]
+fn a_waker_that_outlives_block_on_is_harmless() {
+    watchdog(60, || {
+        let kept: Arc<Mutex<Vec<Waker>>> = Arc::default();
+        let keep_waker = |kept: Arc<Mutex<Vec<Waker>>>| {
+            let mut polls = 0;
+            poll_fn(move |cx| {
+                polls += 1;
+                kept.lock().unwrap().push(cx.waker().clone());
+                if polls == 1 {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                } else {
+                    Poll::Ready(polls)
+                }
+            })
+        };
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let k = Arc::clone(&kept);
+        assert_eq!(pool.install(move || stealpool::block_on(keep_waker(k))), 2);
+        assert_eq!(stealpool::block_on(keep_waker(Arc::clone(&kept))), 2);
+        let wakers: Vec<Waker> = kept.lock().unwrap().drain(..).collect();
+        let wakers = thread::spawn(move || {
+            for waker in &wakers {
+                waker.wake_by_ref();
+            }
+            wakers
+        })
+        .join()
+        .unwrap();
+        drop(pool);
+        for waker in wakers {
+            waker.wake();
+        }
+    });
+}
