@@ -5,7 +5,10 @@
 //! worker waits on that latch with `wait_until`: it keeps executing the pool's jobs (the
 //! very jobs the future may be waiting for) and parks through the sleep module only when
 //! there are none, exactly as a `join` whose second half was stolen. The latch is reset
-//! before each poll, so a wake-up that comes during a poll is not lost. Elsewhere the
+//! before each poll, so a wake-up that comes during a poll is not lost; the reset is a
+//! swap, which synchronises with a wake-up that came just before it
+//! (`CoreLatch::reset`; loom model `tests/loom_sleep.rs:
+//! a_reset_latch_never_loses_a_wake_up_between_polls`). Elsewhere the
 //! calling thread parks between polls, as `futures::executor::block_on` does.
 //!
 //! forte has the same function; rayon's (PR 679, `spawn_future`) never landed, and a

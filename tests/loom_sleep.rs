@@ -229,3 +229,35 @@ fn a_private_half_is_never_hidden_from_a_worker_going_to_sleep() {
         worker.join().unwrap();
     });
 }
+
+/// `block_on` on a worker: the future's waker sets the worker's latch (waking it if it
+/// sleeps), and the worker resets the latch before each poll. Two wake-ups, each after
+/// the future's state advanced: the worker must see the final state, however the second
+/// wake-up interleaves with the reset (a reset that overwrote a wake-up it had not
+/// synchronised with would leave the worker asleep on a stale poll: a deadlock).
+#[test]
+fn a_reset_latch_never_loses_a_wake_up_between_polls() {
+    loom::model(|| {
+        let sleep = Arc::new(ModelSleep::new(1));
+        let latch = Arc::new(ModelLatch::new());
+        // The future's state: how many of its two events happened (Release/Acquire, as
+        // any future's own synchronisation).
+        let ready = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let never = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (sleep, latch, ready) = (sleep.clone(), latch.clone(), ready.clone());
+            thread::spawn(move || {
+                // block_on_worker: poll; if pending, wait on the latch, reset, poll again.
+                while ready.load(Ordering::Acquire) < 2 {
+                    worker_loop(&sleep, 0, &never, &latch);
+                    latch.reset();
+                }
+            })
+        };
+        for _ in 0..2 {
+            ready.fetch_add(1, Ordering::Release);
+            sleep.set_latch(&latch, 0);
+        }
+        worker.join().unwrap();
+    });
+}

@@ -110,12 +110,18 @@ impl CoreLatch {
     /// Whether the latch is set.
     /// Back to unset, for a latch its owner waits on more than once (`block_on`: set by
     /// each wake-up, reset before each poll). Only the owner calls it, after it saw the
-    /// latch set and outside any wait on it. SeqCst, as `set`'s swap: a setter whose swap
-    /// comes before this store in their single order happened before everything the owner
-    /// does after it (the poll then sees what that setter published before waking).
+    /// latch set and outside any wait on it.
+    ///
+    /// A swap, not a store: a read-modify-write reads the last value in the latch's
+    /// modification order, so a setter that came before the reset is *read* by it, and
+    /// the Acquire half makes everything that setter published before waking visible to
+    /// the poll that follows. A plain store (even SeqCst) overwrites such a set without
+    /// synchronising with it: the poll may miss the future's new state while the wake-up
+    /// is gone, and the owner sleeps forever. loom finds that
+    /// (`tests/loom_sleep.rs: a_reset_latch_never_loses_a_wake_up_between_polls`).
     #[inline]
     pub(crate) fn reset(&self) {
-        self.state.store(UNSET, Ordering::SeqCst);
+        self.state.swap(UNSET, Ordering::SeqCst);
     }
 
     #[inline]

@@ -45,6 +45,10 @@ impl ModelLatch {
     pub fn probe(&self) -> bool {
         self.0.probe()
     }
+    /// `CoreLatch::reset`: unset again, by its owner (`block_on`, between polls).
+    pub fn reset(&self) {
+        self.0.reset()
+    }
 }
 
 impl ModelSleep {
