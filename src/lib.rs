@@ -56,6 +56,11 @@ mod sleep;
 mod spawn;
 mod sync;
 mod thread_pool;
+#[cfg(feature = "timeline")]
+mod timeline;
+#[cfg(not(feature = "timeline"))]
+#[path = "timeline/off.rs"]
+mod timeline;
 mod unwind;
 mod worker;
 
@@ -72,10 +77,14 @@ pub use crate::metrics::{PoolMetrics, WorkerMetrics};
 pub use crate::registry::ThreadBuilder;
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
+#[cfg(feature = "timeline")]
+pub use crate::thread_pool::timeline;
 pub use crate::thread_pool::{
     current_num_threads, current_thread_has_pending_tasks, current_thread_index, metrics,
     wait_idle, yield_local, yield_now, ThreadPool, WaitError, Yield,
 };
+#[cfg(feature = "timeline")]
+pub use crate::timeline::{JobSource, Timeline, TimelineEvent, TimelineEventKind, TIMELINE_ENV};
 
 use std::marker::PhantomData;
 

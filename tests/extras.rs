@@ -95,7 +95,7 @@ fn join_on_a_worker_keeps_running_jobs() {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
         });
-        assert_eq!(total, (0..50).sum());
+        assert_eq!(total, (0..50u64).sum::<u64>());
         // And from another pool's worker: it waits by running its own pool's jobs.
         let other = pool_with_name(1);
         let v = other.install(|| pool.spawn_with_handle(|| 11).join().unwrap());

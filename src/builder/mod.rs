@@ -60,6 +60,7 @@ pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
     breadth_first: bool,
+    timeline: bool,
     spawn_handler: S,
 }
 
@@ -74,6 +75,7 @@ impl Default for ThreadPoolBuilder {
             start_handler: None,
             exit_handler: None,
             breadth_first: false,
+            timeline: false,
             spawn_handler: DefaultSpawn,
         }
     }
@@ -178,6 +180,7 @@ impl ThreadPoolBuilder {
             start_handler: self.start_handler,
             exit_handler: self.exit_handler,
             breadth_first: self.breadth_first,
+            timeline: self.timeline,
             spawn_handler: CustomSpawn(spawn),
         }
     }
@@ -322,6 +325,24 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
+    /// Records a worker timeline for this pool (what each worker ran, where each job came
+    /// from, parks, injections, promotions), read with
+    /// [`ThreadPool::timeline`](crate::ThreadPool::timeline) and saved as Chrome Trace
+    /// JSON or SVG ([`Timeline`](crate::Timeline)). Off by default; the
+    /// [`TIMELINE_ENV`](crate::TIMELINE_ENV) variable turns it on for every pool. Costs a
+    /// few nanoseconds per job while on, and memory (24 bytes per event) for the pool's
+    /// whole life. Not in rayon-core; needs the `timeline` feature (on by default).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().timeline(true).build().unwrap();
+    /// assert!(pool.timeline().is_some());
+    /// ```
+    #[cfg(feature = "timeline")]
+    pub fn timeline(mut self, record: bool) -> Self {
+        self.timeline = record;
+        self
+    }
+
     /// The thread count this builder will use (resolving `0` as documented).
     pub(crate) fn get_num_threads(&self) -> Result<usize, ThreadPoolBuildError> {
         let n = if self.num_threads > 0 {
@@ -363,6 +384,10 @@ impl<S> ThreadPoolBuilder<S> {
 
     pub(crate) fn get_breadth_first(&self) -> bool {
         self.breadth_first
+    }
+
+    pub(crate) fn get_timeline(&self) -> bool {
+        self.timeline
     }
 
     pub(crate) fn spawner_mut(&mut self) -> &mut S {

@@ -21,6 +21,9 @@ impl Registry {
         let queue_was_empty = self.injected_jobs.is_empty();
         self.injected_jobs.push(job_ref);
         self.counters.job_injected();
+        if let Some(recorder) = self.recorder() {
+            recorder.injected();
+        }
         self.sleep.new_jobs(1, queue_was_empty);
     }
 

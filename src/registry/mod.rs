@@ -27,6 +27,7 @@ use crate::metrics::RegistryCounters;
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Stealer, Worker};
 use crate::sync::{Arc, Mutex};
+use crate::timeline::Recorder;
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crossbeam_utils::CachePadded;
@@ -62,6 +63,8 @@ pub(crate) struct Registry {
     /// Worker 0 is the thread that built the pool (`use_current_thread`): it never runs
     /// the main loop, so it never stops.
     current_thread_worker: bool,
+    /// The worker timeline, if this pool records one.
+    recorder: Option<Arc<Recorder>>,
 }
 
 /// What the registry knows about one worker.
@@ -145,6 +148,12 @@ impl Registry {
         &self.counters
     }
 
+    /// The pool's timeline recorder, if it records one.
+    #[inline]
+    pub(crate) fn recorder(&self) -> Option<&Arc<Recorder>> {
+        self.recorder.as_ref()
+    }
+
     /// Whether two handles name the same registry.
     #[inline]
     pub(crate) fn same(a: &Registry, b: &Registry) -> bool {
@@ -189,5 +198,14 @@ impl Registry {
                 .thread_infos
                 .iter()
                 .any(|t| !t.stealer.is_empty() || t.pending.has_private())
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        // The pool has ended and every worker has left: its timeline is complete.
+        if let Some(recorder) = &self.recorder {
+            recorder.save_if_asked();
+        }
     }
 }

@@ -53,6 +53,27 @@ pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
 /// sibling starts within tens of microseconds.
 pub(crate) const ROUNDS_UNTIL_RESCUE: u32 = if cfg!(loom) { 0 } else { 4 };
 
+/// Who hears that a worker parks and wakes: its metrics counters, and on a worker also
+/// its timeline.
+pub(crate) trait ParkObserver {
+    /// The worker is about to wait on its condvar; `since_epoch_ns` is now
+    /// (`metrics::now_ns`).
+    fn parked(&self, since_epoch_ns: u64);
+    /// The worker woke up after `nanos` nanoseconds parked.
+    fn unparked(&self, nanos: u64);
+}
+
+impl ParkObserver for WorkerCounters {
+    #[inline]
+    fn parked(&self, since_epoch_ns: u64) {
+        self.park(since_epoch_ns)
+    }
+    #[inline]
+    fn unparked(&self, nanos: u64) {
+        WorkerCounters::unparked(self, nanos)
+    }
+}
+
 /// The pool-wide sleep state: the counters word and one parking spot per worker.
 pub(crate) struct Sleep {
     worker_sleep_states: Vec<CachePadded<WorkerSleepState>>,
@@ -209,7 +230,7 @@ impl Sleep {
         &self,
         idle_state: &mut IdleState,
         latch: &CoreLatch,
-        counters: &WorkerCounters,
+        observer: &impl ParkObserver,
         has_pending_jobs: impl Fn() -> bool,
     ) {
         if idle_state.rounds < ROUNDS_UNTIL_SLEEPY && self.start_spinning(idle_state) {
@@ -227,7 +248,7 @@ impl Sleep {
             yield_now();
         } else {
             debug_assert_eq!(idle_state.rounds, ROUNDS_UNTIL_SLEEPING);
-            self.sleep(idle_state, latch, counters, has_pending_jobs);
+            self.sleep(idle_state, latch, observer, has_pending_jobs);
         }
     }
 
@@ -244,7 +265,7 @@ impl Sleep {
         &self,
         idle_state: &mut IdleState,
         latch: &CoreLatch,
-        counters: &WorkerCounters,
+        observer: &impl ParkObserver,
         has_pending_jobs: impl Fn() -> bool,
     ) {
         // Off the build path: the first worker to get here starts the membarrier
@@ -306,7 +327,7 @@ impl Sleep {
             self.counters.sub_sleeping_thread();
         } else {
             let parked_at = Instant::now();
-            counters.park(crate::metrics::now_ns());
+            observer.parked(crate::metrics::now_ns());
             if park == Park::Recheck {
                 is_blocked = self.recheck(sleep_state, is_blocked, &has_pending_jobs);
             }
@@ -314,7 +335,7 @@ impl Sleep {
                 is_blocked = sleep_state.condvar.wait(is_blocked);
             }
             // The waker (or the recheck) already decremented `sleeping` for us.
-            counters.unparked(parked_at.elapsed().as_nanos() as u64);
+            observer.unparked(parked_at.elapsed().as_nanos() as u64);
         }
         drop(is_blocked);
 

@@ -181,6 +181,33 @@ pub fn wait_idle() -> Result<(), WaitError> {
     Ok(())
 }
 
+/// The current pool's worker timeline, if it records one: the pool the caller is a worker
+/// of, else the global pool (built if needed), which records when
+/// [`TIMELINE_ENV`](crate::TIMELINE_ENV) is set or it was built with
+/// [`ThreadPoolBuilder::timeline`](crate::ThreadPoolBuilder::timeline). See
+/// [`ThreadPool::timeline`](crate::ThreadPool::timeline). Not in rayon-core.
+///
+/// # Panics
+/// If the global pool has to be built and cannot be (see
+/// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
+///
+/// ```
+/// // The global pool records only when asked to (here it was not).
+/// if std::env::var_os(stealpool::TIMELINE_ENV).is_none() {
+///     assert!(stealpool::timeline().is_none());
+/// }
+/// let pool = stealpool::ThreadPoolBuilder::new().timeline(true).build().unwrap();
+/// assert!(pool.install(stealpool::timeline).is_some());
+/// ```
+#[cfg(feature = "timeline")]
+pub fn timeline() -> Option<crate::Timeline> {
+    with_current_registry(|registry| {
+        registry
+            .recorder()
+            .map(|r| crate::Timeline::new(Arc::clone(r)))
+    })
+}
+
 /// Runs `f` on the registry of the pool the caller is a worker of, else the global one.
 fn with_current_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
     WorkerThread::with_current(|worker| match worker {

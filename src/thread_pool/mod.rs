@@ -11,6 +11,8 @@ use crate::sync::Arc;
 use crate::worker::WorkerThread;
 
 mod current;
+#[cfg(feature = "timeline")]
+pub use current::timeline;
 pub use current::{
     current_num_threads, current_thread_has_pending_tasks, current_thread_index, metrics,
     wait_idle, yield_local, yield_now, WaitError, Yield,
@@ -284,6 +286,27 @@ impl ThreadPool {
     /// See [`PoolMetrics`]. Not in rayon-core.
     pub fn metrics(&self) -> PoolMetrics {
         self.registry.counters().snapshot()
+    }
+
+    /// The pool's worker timeline, if it records one (built with
+    /// [`ThreadPoolBuilder::timeline`](crate::ThreadPoolBuilder::timeline), or with
+    /// [`TIMELINE_ENV`](crate::TIMELINE_ENV) set): a handle that reads the events at any
+    /// time, also after the pool is gone. Not in rayon-core.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).timeline(true).build().unwrap();
+    /// let timeline = pool.timeline().unwrap();
+    /// pool.spawn(|| {});
+    /// pool.shutdown().unwrap(); // every event is in
+    /// assert_eq!(timeline.jobs(), 1);
+    /// assert_eq!(timeline.injections().len(), 1);
+    /// timeline.save(std::env::temp_dir().join("stealpool-doc-timeline.svg")).unwrap();
+    /// ```
+    #[cfg(feature = "timeline")]
+    pub fn timeline(&self) -> Option<crate::Timeline> {
+        self.registry
+            .recorder()
+            .map(|r| crate::Timeline::new(Arc::clone(r)))
     }
 
     fn check_not_own_worker(&self) -> Result<(), WaitError> {

@@ -6,6 +6,7 @@ use super::{WorkerThread, FAIR_INTERVAL};
 use crate::job::JobRef;
 use crate::join::pending::Popped;
 use crate::sync::deque::Steal;
+use crate::timeline::JobSource;
 
 impl WorkerThread {
     /// Keeps a `join`'s second half private (lazy join): returns its position for
@@ -78,6 +79,7 @@ impl WorkerThread {
             self.promote_all();
             self.last_fair_turn.set(joins);
             self.counters.injector_batch(1);
+            self.timeline.note_source(JobSource::Injector);
             self.in_fair_turn.set(true);
             self.execute_one(job);
             self.in_fair_turn.set(false);
@@ -94,6 +96,7 @@ impl WorkerThread {
             // has started, even if no worker ever parks (one relaxed load once started).
             crate::sync::barrier::prepare();
             self.counters.promotion();
+            self.timeline.promotion();
             // As for any push: tell the sleep module (after the push, docs/sleep.md).
             self.registry.sleep.new_jobs(1, true);
         }
@@ -116,9 +119,12 @@ impl WorkerThread {
     pub(crate) fn rescue(&self) -> Option<JobRef> {
         self.victims().find_map(|victim| {
             let stealer = self.registry.stealer(victim);
-            self.registry
+            let job = self
+                .registry
                 .pending_of(victim)
-                .rescue(|| stealer.is_empty())
+                .rescue(|| stealer.is_empty())?;
+            self.timeline.note_source(JobSource::Rescue { victim });
+            Some(job)
         })
     }
 }

@@ -11,7 +11,8 @@ use crate::join::pending::PendingHalves;
 use crate::latch::{AsCoreLatch, CoreLatch};
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
-use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
+use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
+use crate::timeline::{JobSource, WorkerRecorder};
 
 mod count_down;
 use count_down::DeferredCountDowns;
@@ -68,6 +69,8 @@ pub(crate) struct WorkerThread {
     job_arena: JobArena,
     /// Arena chunk references of jobs run here, not yet given back.
     job_releases: DeferredReleases,
+    /// This worker's side of the pool's timeline (a no-op unless the pool records).
+    timeline: WorkerRecorder,
 }
 
 /// Fair injection: at most one injected job per this many local turns (`join`s, or local
@@ -101,6 +104,7 @@ impl WorkerThread {
             sleep: Arc::clone(&registry.sleep),
             can_share: registry.num_threads() > 1,
             pending: registry.pending(index),
+            timeline: WorkerRecorder::new(registry.recorder(), index),
             registry,
             joins: Cell::new(0),
             last_fair_turn: Cell::new(0u32.wrapping_sub(FAIR_INTERVAL)),
@@ -243,6 +247,7 @@ impl WorkerThread {
         if tick % FAIR_INTERVAL == 0 {
             if let Steal::Success(job) = self.registry.injector().steal() {
                 self.counters.injector_batch(1);
+                self.timeline.note_source(JobSource::Injector);
                 return Some(job);
             }
         }
@@ -270,10 +275,22 @@ impl WorkerThread {
         if !job.is_scope_job() {
             self.flush_count_downs();
         }
+        if self.timeline.is_on() {
+            return self.execute_recorded(job);
+        }
         // SAFETY: every JobRef in the deques and the injector was created by a job type
         // whose creator keeps it alive until it runs, and each is taken out of a queue
         // exactly once, so it is executed exactly once.
         unsafe { job.execute() }
+    }
+
+    /// `execute` with the job's start and end on the timeline.
+    #[inline(never)]
+    fn execute_recorded(&self, job: JobRef) {
+        self.timeline.job_start();
+        // SAFETY: as in `execute`.
+        unsafe { job.execute() };
+        self.timeline.job_end();
     }
 
     /// Executes one job for code that goes on afterwards (a yield, a fair turn): no
@@ -378,9 +395,7 @@ impl WorkerThread {
                         continue 'outer;
                     }
                 }
-                sleep.no_work_found(&mut idle_state, latch, self.counters(), || {
-                    self.has_pending_jobs()
-                });
+                sleep.no_work_found(&mut idle_state, latch, self, || self.has_pending_jobs());
             }
             // The latch is set: we are active again.
             sleep.work_found(&mut idle_state, more_work);
@@ -391,5 +406,19 @@ impl WorkerThread {
         self.flush_count_downs();
         self.job_releases.flush();
         std::mem::forget(abort_guard);
+    }
+}
+
+/// A parking worker tells its metrics and its timeline.
+impl ParkObserver for WorkerThread {
+    #[inline]
+    fn parked(&self, since_epoch_ns: u64) {
+        self.counters.park(since_epoch_ns);
+        self.timeline.park();
+    }
+    #[inline]
+    fn unparked(&self, nanos: u64) {
+        self.counters.unparked(nanos);
+        self.timeline.unpark();
     }
 }

@@ -21,6 +21,7 @@
 use super::WorkerThread;
 use crate::job::JobRef;
 use crate::sync::deque::{Steal, Stealer};
+use crate::timeline::JobSource;
 use crossbeam_utils::Backoff;
 
 impl WorkerThread {
@@ -43,6 +44,7 @@ impl WorkerThread {
                     // Only this worker pushes to its deque, so the length is what the
                     // batch left there (less any a thief already took).
                     counters.injector_batch(1 + self.worker.len() as u64);
+                    self.timeline.note_source(JobSource::Injector);
                     self.batch_landed();
                     return Some(job);
                 }
@@ -83,8 +85,11 @@ impl WorkerThread {
     /// One pass over the other workers' stealers from a random start. Sets `retry` if any
     /// victim answered `Retry`.
     fn steal_from_victims(&self, retry: &mut bool) -> Option<JobRef> {
-        self.victims()
-            .find_map(|victim| self.steal_batch_from(self.registry.stealer(victim), retry))
+        self.victims().find_map(|victim| {
+            let job = self.steal_batch_from(self.registry.stealer(victim), retry)?;
+            self.timeline.note_source(JobSource::Steal { victim });
+            Some(job)
+        })
     }
 
     /// Steals from a victim's deque: one job to run now and, in the same CAS, up to half
@@ -156,6 +161,7 @@ impl WorkerThread {
         let job = self.steal_from(&self.broadcasts, retry);
         if job.is_some() {
             self.counters.broadcast_job();
+            self.timeline.note_source(JobSource::Broadcast);
         }
         job
     }

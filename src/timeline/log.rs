@@ -1,0 +1,112 @@
+//! A worker's event log: append-only, written by its owner only, readable by anyone at
+//! any time.
+//!
+//! Events go into fixed-size chunks. The owner writes the slot at the chunk's length and
+//! then publishes the new length with a Release store; a reader loads the length
+//! (Acquire) and copies the slots below it, which are never written again. A full chunk
+//! is followed by a new one, added to the list under a mutex (once every
+//! `CHUNK_EVENTS` events); readers take the same mutex to walk the list. So recording
+//! costs the owner two plain stores and a timestamp per event, and a snapshot sees every
+//! event up to the moment it reads, without stopping the workers. (The single-writer
+//! publication is the one a Chase-Lev deque's owner uses for `bottom`.)
+
+use super::TimelineEvent;
+use crate::sync::{Mutex, Ordering};
+use std::cell::{Cell, UnsafeCell};
+use std::mem::MaybeUninit;
+use std::sync::atomic::AtomicUsize;
+
+/// Events per chunk: 4096 × 24 bytes = 96 KiB.
+const CHUNK_EVENTS: usize = 4096;
+
+struct Chunk {
+    /// Slots `0..len` are written and final.
+    len: AtomicUsize,
+    slots: Box<[UnsafeCell<MaybeUninit<TimelineEvent>>]>,
+}
+
+// SAFETY: slots below `len` are only read (after the Acquire load of `len` that follows
+// their Release publication), slots at and above `len` only written, and only by the
+// log's single writer (`EventLog`'s contract).
+unsafe impl Sync for Chunk {}
+
+impl Chunk {
+    fn new() -> Box<Chunk> {
+        Box::new(Chunk {
+            len: AtomicUsize::new(0),
+            slots: (0..CHUNK_EVENTS)
+                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .collect(),
+        })
+    }
+}
+
+/// One worker's log: the chunks (readers walk them under the mutex) and the owner's
+/// current chunk.
+pub(crate) struct EventLog {
+    /// Boxed: the owner keeps a pointer to the last chunk while the vector may grow.
+    #[allow(clippy::vec_box)]
+    chunks: Mutex<Vec<Box<Chunk>>>,
+    /// The chunk the owner writes to: the last of `chunks`. Owner only.
+    current: Cell<*const Chunk>,
+}
+
+// SAFETY: `current` is read and written only by the log's owner (the worker thread that
+// records, `push`'s contract); everything else is behind the mutex or the chunks' own
+// publication protocol.
+unsafe impl Sync for EventLog {}
+// SAFETY: as `Sync`; the chunks are heap data owned by the log.
+unsafe impl Send for EventLog {}
+
+impl EventLog {
+    pub(crate) fn new() -> EventLog {
+        let first = Chunk::new();
+        let current = Cell::new(&*first as *const Chunk);
+        EventLog {
+            chunks: Mutex::new(vec![first]),
+            current,
+        }
+    }
+
+    /// Appends `event`.
+    ///
+    /// # Safety
+    /// Only one thread, the log's owner, ever calls `push` (the worker the log belongs
+    /// to), and never reentrantly.
+    #[inline]
+    pub(crate) unsafe fn push(&self, event: TimelineEvent) {
+        // SAFETY: `current` points to the last chunk in `chunks`, which are boxed (stable
+        // addresses) and only freed with the log.
+        let mut chunk = unsafe { &*self.current.get() };
+        // Relaxed: only this thread writes `len`.
+        let mut len = chunk.len.load(Ordering::Relaxed);
+        if len == CHUNK_EVENTS {
+            let next = Chunk::new();
+            let next_ptr: *const Chunk = &*next;
+            self.chunks.lock().push(next);
+            self.current.set(next_ptr);
+            // SAFETY: just pushed; alive as long as the log.
+            chunk = unsafe { &*next_ptr };
+            len = 0;
+        }
+        // SAFETY: slot `len` is not yet published, so no reader touches it, and only
+        // this thread writes (the contract).
+        unsafe { (*chunk.slots[len].get()).write(event) };
+        // Release: publishes the slot to readers that Acquire-load `len`.
+        chunk.len.store(len + 1, Ordering::Release);
+    }
+
+    /// Every event published so far, in order.
+    pub(crate) fn snapshot(&self) -> Vec<TimelineEvent> {
+        let chunks = self.chunks.lock();
+        let mut events = Vec::with_capacity(chunks.len() * CHUNK_EVENTS);
+        for chunk in chunks.iter() {
+            let len = chunk.len.load(Ordering::Acquire);
+            events.extend(chunk.slots[..len].iter().map(|slot| {
+                // SAFETY: slots below a published `len` are initialised and final.
+                unsafe { (*slot.get()).assume_init() }
+            }));
+        }
+        events
+    }
+}

@@ -1,0 +1,245 @@
+//! The worker timeline: what each worker ran, where each job came from, when it parked.
+//!
+//! Opt-in per pool ([`ThreadPoolBuilder::timeline`](crate::ThreadPoolBuilder::timeline),
+//! or the `STEALPOOL_TIMELINE` environment variable for a program that cannot change its
+//! code, such as one using the `rayon` crate through `compat/rayon-core`). Each worker
+//! appends to its own log (`log.rs`), which only it writes; a [`Timeline`] handle reads
+//! every log at any time and exports Chrome Trace Event JSON (opens in Perfetto and
+//! `chrome://tracing`; `chrome.rs`) or a self-contained SVG (`svg.rs`).
+//!
+//! With recording off, a worker pays one predictable branch per job it runs (and one
+//! where it notes the job's source); the whole module compiles away without the
+//! `timeline` cargo feature. Design and costs: `docs/timeline.md`.
+
+mod chrome;
+mod log;
+mod record;
+mod svg;
+
+pub(crate) use record::{Recorder, WorkerRecorder};
+
+use crate::sync::Arc;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The environment variable that turns recording on for every pool of an unchanged
+/// program: `STEALPOOL_TIMELINE=FILE.json` (or `.svg`). The global pool saves its
+/// timeline to `FILE` when the process exits (Linux; `exit` or a return from `main`);
+/// every other pool saves to `FILE` with `-pool<N>` before the extension when it ends
+/// (after it was dropped or shut down and its last job ran), `N` counting the pools the
+/// process built, from 1. Empty counts as unset.
+///
+/// ```text
+/// STEALPOOL_TIMELINE=run.json ./my-program   # then open run.json in ui.perfetto.dev
+/// STEALPOOL_TIMELINE=run.svg ./my-program    # or look at run.svg in a browser
+/// ```
+pub const TIMELINE_ENV: &str = "STEALPOOL_TIMELINE";
+
+/// The recorder for a new pool of `num_workers` workers, if it records: the builder asked
+/// for it (`wanted`), or `TIMELINE_ENV` is set (then it also says where to save).
+pub(crate) fn recorder_for(num_workers: usize, wanted: bool) -> Option<Arc<Recorder>> {
+    static POOLS: AtomicUsize = AtomicUsize::new(0);
+    let env = std::env::var_os(TIMELINE_ENV).filter(|v| !v.is_empty());
+    if !wanted && env.is_none() {
+        return None;
+    }
+    let save_to = env.map(|base| {
+        // Relaxed: a unique number is all that is needed.
+        let n = POOLS.fetch_add(1, Ordering::Relaxed) + 1;
+        pool_path(Path::new(&base), n)
+    });
+    Some(Recorder::new(num_workers, save_to))
+}
+
+/// `base` with `-pool<n>` before its extension.
+fn pool_path(base: &Path, n: usize) -> PathBuf {
+    let stem = base.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match base.extension() {
+        Some(ext) => format!("{stem}-pool{n}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-pool{n}"),
+    };
+    base.with_file_name(name)
+}
+
+/// The `TIMELINE_ENV` path itself, for the global pool.
+pub(crate) fn global_path() -> Option<PathBuf> {
+    std::env::var_os(TIMELINE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Where a job that a worker ran came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum JobSource {
+    /// The worker's own deque (also jobs an injector batch or a steal moved there).
+    Local,
+    /// The pool's injector: work from outside the pool (`spawn`, `install`, ...).
+    Injector,
+    /// Stolen from another worker's deque.
+    Steal {
+        /// The worker it was stolen from.
+        victim: usize,
+    },
+    /// The worker's own broadcast queue.
+    Broadcast,
+    /// A `join` half rescued from another worker's private stack (`docs/join.md`).
+    Rescue {
+        /// The worker whose half it was.
+        victim: usize,
+    },
+}
+
+impl JobSource {
+    /// A short name: `"local"`, `"injector"`, `"steal"`, `"broadcast"`, `"rescue"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobSource::Local => "local",
+            JobSource::Injector => "injector",
+            JobSource::Steal { .. } => "steal",
+            JobSource::Broadcast => "broadcast",
+            JobSource::Rescue { .. } => "rescue",
+        }
+    }
+}
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimelineEventKind {
+    /// The worker started a job taken from `source`. Jobs nest: a job that waits (a
+    /// `join` whose other half was stolen, a scope) runs other jobs inside it.
+    JobStart(JobSource),
+    /// The innermost running job ended.
+    JobEnd,
+    /// The worker parked (nothing to do anywhere).
+    Park,
+    /// The worker woke up.
+    Unpark,
+    /// The worker made a private `join` half stealable (`docs/join.md`).
+    Promotion,
+}
+
+/// One event of one worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimelineEvent {
+    /// Nanoseconds since the pool was built.
+    pub at_ns: u64,
+    /// What happened.
+    pub kind: TimelineEventKind,
+}
+
+/// A pool's recording: a cheap handle (clone it freely) that reads every worker's events
+/// at any time, also after the pool is gone.
+///
+/// Get one from [`ThreadPool::timeline`](crate::ThreadPool::timeline) (or the free
+/// [`timeline`](crate::timeline) for the current or global pool) on a pool built with
+/// [`ThreadPoolBuilder::timeline`](crate::ThreadPoolBuilder::timeline). A snapshot taken
+/// while jobs run shows them as started; the exports close them at the snapshot's time.
+/// For a complete record, take it after [`ThreadPool::shutdown`](crate::ThreadPool::shutdown).
+///
+/// The idea comes from `rayon_logs` (a per-`install` log and an animated SVG, ~1 µs per
+/// event, not for the global pool) and tokio's runtime metrics; this one records for the
+/// whole pool at a few nanoseconds per event.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).timeline(true).build().unwrap();
+/// let timeline = pool.timeline().expect("recording");
+/// pool.install(|| stealpool::join(|| (), || ()));
+/// pool.shutdown().unwrap();
+/// // The install, and the join's second half if the idle worker took it.
+/// assert!((1..=2).contains(&timeline.jobs()));
+/// let mut json = Vec::new();
+/// timeline.write_chrome_json(&mut json).unwrap();
+/// assert!(json.starts_with(b"{"));
+/// ```
+#[derive(Clone)]
+pub struct Timeline {
+    recorder: Arc<Recorder>,
+}
+
+impl std::fmt::Debug for Timeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeline")
+            .field("workers", &self.recorder.num_workers())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Timeline {
+    pub(crate) fn new(recorder: Arc<Recorder>) -> Timeline {
+        Timeline { recorder }
+    }
+
+    /// Every worker's events so far, indexed by worker, each in order (timestamps never
+    /// decrease).
+    pub fn events(&self) -> Vec<Vec<TimelineEvent>> {
+        self.recorder.snapshot()
+    }
+
+    /// When work was injected into the pool from outside (ns since the pool was built).
+    pub fn injections(&self) -> Vec<u64> {
+        self.recorder.injections()
+    }
+
+    /// The number of jobs started so far, all workers together.
+    pub fn jobs(&self) -> u64 {
+        self.events()
+            .iter()
+            .flatten()
+            .filter(|e| matches!(e.kind, TimelineEventKind::JobStart(_)))
+            .count() as u64
+    }
+
+    /// Writes the events as Chrome Trace Event JSON (`{"traceEvents": [...]}`): one track
+    /// per worker with its jobs (named by source) and parks as nested slices, promotions
+    /// as instant events, and an `injector` track with the injections. Opens in
+    /// [Perfetto](https://ui.perfetto.dev) and `chrome://tracing`.
+    ///
+    /// # Errors
+    /// Those of `out`.
+    pub fn write_chrome_json(&self, out: impl Write) -> io::Result<()> {
+        chrome::write(&self.events(), &self.injections(), out)
+    }
+
+    /// Writes a self-contained SVG: one lane per worker, jobs coloured by source, parks
+    /// shaded, a time axis and a legend. Slices narrower than a pixel are merged into one
+    /// mark per pixel, coloured by the source that took most of it, so a run of 10⁵ jobs
+    /// stays readable.
+    ///
+    /// # Errors
+    /// Those of `out`.
+    pub fn write_svg(&self, out: impl Write) -> io::Result<()> {
+        svg::write(&self.events(), &self.injections(), out)
+    }
+
+    /// Saves to `path`: Chrome Trace JSON for a `.json` file, SVG for `.svg`.
+    ///
+    /// # Errors
+    /// `InvalidInput` for another extension; otherwise those of creating and writing the
+    /// file.
+    pub fn save(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        let path = path.as_ref();
+        let svg = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => false,
+            Some("svg") => true,
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "stealpool: a timeline is saved as .json or .svg, not {}",
+                        path.display()
+                    ),
+                ))
+            }
+        };
+        let mut file = io::BufWriter::new(std::fs::File::create(path)?);
+        if svg {
+            self.write_svg(&mut file)?;
+        } else {
+            self.write_chrome_json(&mut file)?;
+        }
+        file.flush()
+    }
+}

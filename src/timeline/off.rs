@@ -1,0 +1,68 @@
+//! The timeline compiled out (no `timeline` feature): the scheduler's hooks are no-ops
+//! that the compiler removes, and no pool can record.
+
+use crate::sync::Arc;
+
+/// Where a job came from (the scheduler notes it; nothing reads it here).
+#[derive(Clone, Copy)]
+#[allow(dead_code)] // the fields are read by the recording build only
+pub(crate) enum JobSource {
+    Injector,
+    Steal { victim: usize },
+    Broadcast,
+    Rescue { victim: usize },
+}
+
+/// No pool records without the feature: never built.
+pub(crate) enum Recorder {}
+
+impl Recorder {
+    pub(crate) fn injected(&self) {
+        match *self {}
+    }
+
+    pub(crate) fn save_if_asked(self: &Arc<Self>) {
+        match **self {}
+    }
+}
+
+/// A worker's recorder: always off.
+pub(crate) struct WorkerRecorder;
+
+impl WorkerRecorder {
+    pub(crate) fn new(_: Option<&Arc<Recorder>>, _: usize) -> WorkerRecorder {
+        WorkerRecorder
+    }
+    #[inline(always)]
+    pub(crate) fn is_on(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    pub(crate) fn note_source(&self, _: JobSource) {}
+    #[inline(always)]
+    pub(crate) fn job_start(&self) {}
+    #[inline(always)]
+    pub(crate) fn job_end(&self) {}
+    #[inline(always)]
+    pub(crate) fn park(&self) {}
+    #[inline(always)]
+    pub(crate) fn unpark(&self) {}
+    #[inline(always)]
+    pub(crate) fn promotion(&self) {}
+}
+
+/// No pool records without the feature.
+pub(crate) fn recorder_for(_: usize, _: bool) -> Option<Arc<Recorder>> {
+    None
+}
+
+impl Recorder {
+    pub(crate) fn save_to(&self, _: Option<std::path::PathBuf>) {
+        match *self {}
+    }
+}
+
+/// Never read without the feature.
+pub(crate) fn global_path() -> Option<std::path::PathBuf> {
+    None
+}

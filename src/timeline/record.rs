@@ -1,0 +1,142 @@
+//! Recording: the pool's [`Recorder`] (one event log per worker, the injections) and each
+//! worker's [`WorkerRecorder`], the only writer of its log.
+
+use super::log::EventLog;
+use super::{JobSource, Timeline, TimelineEvent, TimelineEventKind};
+use crate::sync::{Arc, Mutex};
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// A pool's recording.
+pub(crate) struct Recorder {
+    built_at: Instant,
+    logs: Vec<EventLog>,
+    /// Injection times: injections come from any thread, so they share one lock.
+    injections: Mutex<Vec<u64>>,
+    /// Where to save the timeline when the pool ends (`STEALPOOL_TIMELINE`).
+    save_to: Mutex<Option<PathBuf>>,
+}
+
+impl Recorder {
+    pub(crate) fn new(num_workers: usize, save_to: Option<PathBuf>) -> Arc<Recorder> {
+        Arc::new(Recorder {
+            built_at: Instant::now(),
+            logs: (0..num_workers).map(|_| EventLog::new()).collect(),
+            injections: Mutex::new(Vec::new()),
+            save_to: Mutex::new(save_to),
+        })
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        self.built_at.elapsed().as_nanos() as u64
+    }
+
+    /// Saves to `path` instead when the pool ends (the global pool: the variable's own
+    /// path, not a numbered one).
+    pub(crate) fn save_to(&self, path: Option<PathBuf>) {
+        *self.save_to.lock() = path;
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.logs.len()
+    }
+
+    /// A job was pushed on the injector (from any thread).
+    pub(crate) fn injected(&self) {
+        let at = self.now();
+        self.injections.lock().push(at);
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<Vec<TimelineEvent>> {
+        self.logs.iter().map(EventLog::snapshot).collect()
+    }
+
+    pub(crate) fn injections(&self) -> Vec<u64> {
+        self.injections.lock().clone()
+    }
+
+    /// Saves to the `STEALPOOL_TIMELINE` path, if there is one: when the pool ends, or
+    /// for the global pool when the process exits. A failure is reported on stderr (there
+    /// is no caller to return it to).
+    pub(crate) fn save_if_asked(self: &Arc<Self>) {
+        let path = self.save_to.lock().clone();
+        if let Some(path) = path {
+            if let Err(err) = Timeline::new(Arc::clone(self)).save(&path) {
+                eprintln!(
+                    "stealpool: could not save the timeline to {}: {err}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// A worker's side of the recording: whether the pool records, the writer of the
+/// worker's log, and the source of the job it is about to run. Lives in the
+/// `WorkerThread`, so only the worker's own thread uses it.
+pub(crate) struct WorkerRecorder {
+    log: Option<(Arc<Recorder>, usize)>,
+    /// Where the next job comes from; set where the job was taken (`note_source`), and
+    /// back to `Local` once used, since most jobs are local pops, which note nothing.
+    source: Cell<JobSource>,
+}
+
+impl WorkerRecorder {
+    /// The recorder of worker `index`: one per worker, since it is its log's only writer.
+    pub(crate) fn new(recorder: Option<&Arc<Recorder>>, index: usize) -> WorkerRecorder {
+        WorkerRecorder {
+            log: recorder.map(|r| (Arc::clone(r), index)),
+            source: Cell::new(JobSource::Local),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn is_on(&self) -> bool {
+        self.log.is_some()
+    }
+
+    /// The job taken next came from `source`.
+    #[inline(always)]
+    pub(crate) fn note_source(&self, source: JobSource) {
+        if self.is_on() {
+            self.source.set(source);
+        }
+    }
+
+    pub(crate) fn job_start(&self) {
+        let source = self.source.replace(JobSource::Local);
+        self.push(TimelineEventKind::JobStart(source));
+    }
+
+    pub(crate) fn job_end(&self) {
+        self.push(TimelineEventKind::JobEnd);
+    }
+
+    pub(crate) fn park(&self) {
+        self.push(TimelineEventKind::Park);
+    }
+
+    pub(crate) fn unpark(&self) {
+        self.push(TimelineEventKind::Unpark);
+    }
+
+    pub(crate) fn promotion(&self) {
+        self.push(TimelineEventKind::Promotion);
+    }
+
+    #[inline]
+    fn push(&self, kind: TimelineEventKind) {
+        if let Some((recorder, index)) = &self.log {
+            let event = TimelineEvent {
+                at_ns: recorder.now(),
+                kind,
+            };
+            // SAFETY: this `WorkerRecorder` is the only one for worker `index` (`new`'s
+            // contract, one per `WorkerThread`), it is not `Sync`, and `push` does not
+            // call back into it: its thread is the log's only writer.
+            unsafe { recorder.logs[*index].push(event) };
+        }
+    }
+}
