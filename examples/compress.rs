@@ -83,6 +83,11 @@ struct Args {
     /// Walk every directory (ignore `--skip-dir`).
     #[arg(long)]
     all_dirs: bool,
+
+    /// Record the pool's worker timeline and save it to FILE: Chrome Trace JSON for
+    /// `.json` (open it in https://ui.perfetto.dev), an SVG for `.svg`.
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<PathBuf>,
 }
 
 /// Why a directory entry was not compressed.
@@ -513,7 +518,19 @@ fn main() -> ExitCode {
         Some(Err(msg)) => return bad_args(&msg),
     };
 
-    let mut builder = stealpool::ThreadPoolBuilder::new().thread_name(|i| format!("compress-{i}"));
+    if let Some(path) = &args.timeline {
+        let ext = path.extension().and_then(|e| e.to_str());
+        if !matches!(ext, Some("json" | "svg")) {
+            return bad_args(&format!(
+                "--timeline {}: the file must end in .json or .svg",
+                path.display()
+            ));
+        }
+    }
+
+    let mut builder = stealpool::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("compress-{i}"))
+        .timeline(args.timeline.is_some());
     if let Some(n) = args.threads {
         builder = builder.num_threads(n);
     }
@@ -534,6 +551,25 @@ fn main() -> ExitCode {
 
     let text = summary(&report, target.as_ref(), (wall, walk_time), &pool.metrics());
     let _ = io::stdout().lock().write_all(text.as_bytes());
+
+    if let (Some(path), Some(timeline)) = (&args.timeline, pool.timeline()) {
+        // After the shutdown every worker has written its last event.
+        let _ = pool.shutdown();
+        match timeline.save(path) {
+            Ok(()) => println!(
+                "timeline        {} ({} jobs)",
+                path.display(),
+                timeline.jobs()
+            ),
+            Err(e) => {
+                say_err(&format!(
+                    "error: cannot save the timeline to {}: {e}",
+                    path.display()
+                ));
+                return ExitCode::FAILURE;
+            }
+        }
+    }
 
     if report.compressed.load(Ordering::Relaxed) > 0 {
         return ExitCode::SUCCESS;

@@ -105,41 +105,7 @@ fn the_chrome_json_parses_and_balances() {
         // the export closes whatever is open.
         let mut json = Vec::new();
         timeline.write_chrome_json(&mut json).unwrap();
-        let trace: serde_json::Value = serde_json::from_slice(&json).unwrap();
-        let events = trace["traceEvents"].as_array().unwrap();
-        let mut depth: HashMap<u64, i64> = HashMap::new();
-        let mut last_ts: HashMap<u64, f64> = HashMap::new();
-        let mut begins = 0;
-        for event in events {
-            let tid = event["tid"].as_u64().unwrap();
-            let ph = event["ph"].as_str().unwrap();
-            if ph == "M" {
-                continue;
-            }
-            let ts = event["ts"].as_f64().unwrap();
-            let last = last_ts.entry(tid).or_insert(0.0);
-            assert!(ts >= *last, "track {tid}: ts went back");
-            *last = ts;
-            match ph {
-                "B" => {
-                    *depth.entry(tid).or_default() += 1;
-                    if event["cat"] == "job" {
-                        begins += 1;
-                    }
-                }
-                "E" => {
-                    let d = depth.entry(tid).or_default();
-                    *d -= 1;
-                    assert!(*d >= 0, "track {tid}: E without B");
-                }
-                "i" => {}
-                other => panic!("unexpected phase {other}"),
-            }
-        }
-        assert!(
-            depth.values().all(|&d| d == 0),
-            "unclosed slices: {depth:?}"
-        );
+        let begins = common::trace::check_chrome_trace(&json);
         assert!(begins >= 200);
         drop(pool);
     });

@@ -108,14 +108,24 @@ fn tick_step(span: u64) -> u64 {
     }
 }
 
-fn label(ns: u64) -> String {
-    match ns {
-        0 => "0".to_owned(),
-        n if n % 1_000_000_000 == 0 => format!("{} s", n / 1_000_000_000),
-        n if n % 1_000_000 == 0 => format!("{} ms", n / 1_000_000),
-        n if n % 1_000 == 0 => format!("{} µs", n / 1_000),
-        n => format!("{n} ns"),
+/// The unit of the axis labels for a run of `span` ns: the largest that keeps it ≥ 1.
+fn unit(span: u64) -> (f64, &'static str) {
+    match span {
+        s if s >= 1_000_000_000 => (1e9, "s"),
+        s if s >= 1_000_000 => (1e6, "ms"),
+        s if s >= 1_000 => (1e3, "µs"),
+        _ => (1.0, "ns"),
     }
+}
+
+/// `ns` in `unit`, without trailing zeros: "0", "0.2 s", "1.4 s", "250 µs".
+fn label(ns: u64, (scale, name): (f64, &str)) -> String {
+    if ns == 0 {
+        return "0".to_owned();
+    }
+    let value = format!("{:.3}", ns as f64 / scale);
+    let value = value.trim_end_matches('0').trim_end_matches('.');
+    format!("{value} {name}")
 }
 
 pub(super) fn write(
@@ -222,6 +232,7 @@ pub(super) fn write(
         LEFT + PLOT_WIDTH
     )?;
     let step = tick_step(end);
+    let unit = unit(end);
     let mut tick = 0;
     while tick <= end {
         let tx = x(tick);
@@ -230,7 +241,7 @@ pub(super) fn write(
             r#"<line x1="{tx:.1}" y1="{axis_y}" x2="{tx:.1}" y2="{}" stroke="black"/><text x="{tx:.1}" y="{}" text-anchor="middle">{}</text>"#,
             axis_y + 5,
             axis_y + 18,
-            label(tick)
+            label(tick, unit)
         )?;
         tick += step;
     }

@@ -5,6 +5,8 @@
 //! a hung `cargo test`.
 #![allow(dead_code)]
 
+pub mod trace;
+
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
