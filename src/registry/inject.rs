@@ -24,6 +24,8 @@ impl Registry {
         if let Some(recorder) = self.recorder() {
             recorder.injected();
         }
+        #[cfg(feature = "tracing")]
+        tracing::trace!(name: "job_injected", queue_was_empty);
         self.sleep.new_jobs(1, queue_was_empty);
     }
 

@@ -112,7 +112,11 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     }
 
     // The whole scheduling loop: run jobs until the pool terminates.
+    #[cfg(feature = "tracing")]
+    let span = tracing::trace_span!("worker_thread", index).entered();
     worker_thread.wait_until(&info.terminate);
+    #[cfg(feature = "tracing")]
+    drop(span);
     // Normally empty: every job that holds no terminate reference (a `join` half, a scope
     // job) belongs to a caller that keeps the pool alive. The exception is the building
     // thread of a `use_current_thread` pool, which can use the pool without a handle;

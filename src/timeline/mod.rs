@@ -70,6 +70,19 @@ pub(crate) fn global_path() -> Option<PathBuf> {
 }
 
 /// Where a job that a worker ran came from.
+///
+/// ```
+/// use stealpool::{JobSource, TimelineEventKind};
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).timeline(true).build().unwrap();
+/// let timeline = pool.timeline().unwrap();
+/// pool.broadcast(|_| ());
+/// pool.shutdown().unwrap();
+/// let broadcasts = timeline.events().iter().flatten()
+///     .filter(|e| e.kind == TimelineEventKind::JobStart(JobSource::Broadcast))
+///     .count();
+/// assert_eq!(broadcasts, 2); // one per worker
+/// assert_eq!(JobSource::Steal { victim: 1 }.name(), "steal");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum JobSource {
@@ -92,7 +105,12 @@ pub enum JobSource {
 }
 
 impl JobSource {
-    /// A short name: `"local"`, `"injector"`, `"steal"`, `"broadcast"`, `"rescue"`.
+    /// A short name: `"local"`, `"injector"`, `"steal"`, `"broadcast"`, `"rescue"` (the
+    /// slice names of the Chrome Trace export).
+    ///
+    /// ```
+    /// assert_eq!(stealpool::JobSource::Injector.name(), "injector");
+    /// ```
     pub fn name(&self) -> &'static str {
         match self {
             JobSource::Local => "local",
@@ -105,6 +123,17 @@ impl JobSource {
 }
 
 /// What happened.
+///
+/// ```
+/// use stealpool::TimelineEventKind;
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).timeline(true).build().unwrap();
+/// let timeline = pool.timeline().unwrap();
+/// pool.install(|| ());
+/// pool.shutdown().unwrap();
+/// let kinds: Vec<_> = timeline.events()[0].iter().map(|e| e.kind).collect();
+/// // The install ran as one job, from the injector.
+/// assert!(kinds.contains(&TimelineEventKind::JobEnd));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TimelineEventKind {
@@ -122,6 +151,15 @@ pub enum TimelineEventKind {
 }
 
 /// One event of one worker.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).timeline(true).build().unwrap();
+/// let timeline = pool.timeline().unwrap();
+/// pool.install(|| ());
+/// pool.shutdown().unwrap();
+/// let events = &timeline.events()[0];
+/// assert!(events.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimelineEvent {
     /// Nanoseconds since the pool was built.
@@ -174,16 +212,40 @@ impl Timeline {
 
     /// Every worker's events so far, indexed by worker, each in order (timestamps never
     /// decrease).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).timeline(true).build().unwrap();
+    /// let timeline = pool.timeline().unwrap();
+    /// assert_eq!(timeline.events().len(), 3);
+    /// ```
     pub fn events(&self) -> Vec<Vec<TimelineEvent>> {
         self.recorder.snapshot()
     }
 
     /// When work was injected into the pool from outside (ns since the pool was built).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().timeline(true).build().unwrap();
+    /// let timeline = pool.timeline().unwrap();
+    /// pool.install(|| ());
+    /// pool.install(|| ());
+    /// assert_eq!(timeline.injections().len(), 2);
+    /// ```
     pub fn injections(&self) -> Vec<u64> {
         self.recorder.injections()
     }
 
-    /// The number of jobs started so far, all workers together.
+    /// The number of jobs started so far, all workers together: after a shutdown, the
+    /// metrics' `jobs_executed` total.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).timeline(true).build().unwrap();
+    /// let timeline = pool.timeline().unwrap();
+    /// pool.scope(|s| for _ in 0..10 { s.spawn(|_| ()); });
+    /// let metrics_total = { pool.wait_idle().unwrap(); pool.metrics().total().jobs_executed };
+    /// pool.shutdown().unwrap();
+    /// assert_eq!(timeline.jobs(), metrics_total);
+    /// ```
     pub fn jobs(&self) -> u64 {
         self.events()
             .iter()
@@ -199,6 +261,15 @@ impl Timeline {
     ///
     /// # Errors
     /// Those of `out`.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().timeline(true).build().unwrap();
+    /// let timeline = pool.timeline().unwrap();
+    /// pool.install(|| ());
+    /// let mut json = Vec::new();
+    /// timeline.write_chrome_json(&mut json).unwrap();
+    /// assert!(String::from_utf8(json).unwrap().contains("\"traceEvents\""));
+    /// ```
     pub fn write_chrome_json(&self, out: impl Write) -> io::Result<()> {
         chrome::write(&self.events(), &self.injections(), out)
     }
@@ -210,6 +281,15 @@ impl Timeline {
     ///
     /// # Errors
     /// Those of `out`.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().timeline(true).build().unwrap();
+    /// let timeline = pool.timeline().unwrap();
+    /// pool.install(|| ());
+    /// let mut svg = Vec::new();
+    /// timeline.write_svg(&mut svg).unwrap();
+    /// assert!(svg.starts_with(b"<svg"));
+    /// ```
     pub fn write_svg(&self, out: impl Write) -> io::Result<()> {
         svg::write(&self.events(), &self.injections(), out)
     }
@@ -219,6 +299,15 @@ impl Timeline {
     /// # Errors
     /// `InvalidInput` for another extension; otherwise those of creating and writing the
     /// file.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().timeline(true).build().unwrap();
+    /// let timeline = pool.timeline().unwrap();
+    /// let path = std::env::temp_dir().join("stealpool-doc-save.json");
+    /// timeline.save(&path).unwrap();
+    /// assert!(timeline.save("timeline.txt").is_err()); // neither .json nor .svg
+    /// # std::fs::remove_file(path).unwrap();
+    /// ```
     pub fn save(&self, path: impl AsRef<Path>) -> io::Result<()> {
         let path = path.as_ref();
         let svg = match path.extension().and_then(|e| e.to_str()) {

@@ -124,6 +124,8 @@ impl WorkerThread {
                 .pending_of(victim)
                 .rescue(|| stealer.is_empty())?;
             self.timeline.note_source(JobSource::Rescue { victim });
+            #[cfg(feature = "tracing")]
+            tracing::trace!(name: "job_rescued", worker = self.index, victim);
             Some(job)
         })
     }

@@ -415,10 +415,14 @@ impl ParkObserver for WorkerThread {
     fn parked(&self, since_epoch_ns: u64) {
         self.counters.park(since_epoch_ns);
         self.timeline.park();
+        #[cfg(feature = "tracing")]
+        tracing::trace!(name: "thread_idle", worker = self.index);
     }
     #[inline]
     fn unparked(&self, nanos: u64) {
         self.counters.unparked(nanos);
         self.timeline.unpark();
+        #[cfg(feature = "tracing")]
+        tracing::trace!(name: "thread_active", worker = self.index, parked_ns = nanos);
     }
 }

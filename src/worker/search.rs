@@ -88,6 +88,8 @@ impl WorkerThread {
         self.victims().find_map(|victim| {
             let job = self.steal_batch_from(self.registry.stealer(victim), retry)?;
             self.timeline.note_source(JobSource::Steal { victim });
+            #[cfg(feature = "tracing")]
+            tracing::trace!(name: "job_stolen", worker = self.index, victim);
             Some(job)
         })
     }

@@ -1,0 +1,90 @@
+//! The `tracing` feature: a `worker_thread` span per worker, and events for injections,
+//! steals, parks and wake-ups (names as in rayon PR 1282), seen by a subscriber installed
+//! as the global default (workers are other threads). One test: the default is global.
+//!
+//! `cargo test --features tracing --test tracing` (as `.ci/run` does).
+#![cfg(feature = "tracing")]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use common::{wait_parked, watchdog};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// Counts events and spans by name.
+#[derive(Default)]
+struct Counter {
+    names: Mutex<HashMap<&'static str, u64>>,
+    next_id: AtomicU64,
+}
+
+impl Counter {
+    fn count(&self, name: &'static str) -> u64 {
+        self.names.lock().unwrap().get(name).copied().unwrap_or(0)
+    }
+}
+
+impl Subscriber for &'static Counter {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        metadata.target().starts_with("stealpool")
+    }
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        *self
+            .names
+            .lock()
+            .unwrap()
+            .entry(span.metadata().name())
+            .or_default() += 1;
+        Id::from_u64(self.next_id.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        *self
+            .names
+            .lock()
+            .unwrap()
+            .entry(event.metadata().name())
+            .or_default() += 1;
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+#[test]
+fn spans_and_events_reach_a_global_subscriber() {
+    let counter: &'static Counter = Box::leak(Box::default());
+    tracing::subscriber::set_global_default(counter).unwrap();
+    watchdog(60, move || {
+        let pool = stealpool::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        wait_parked(&pool, 2);
+        assert_eq!(counter.count("worker_thread"), 2);
+        assert!(counter.count("thread_idle") >= 2);
+        for _ in 0..20 {
+            pool.install(|| fib(20));
+        }
+        assert!(counter.count("job_injected") >= 20);
+        assert!(counter.count("thread_active") >= 1);
+        // fib's halves are promoted to an idle worker's view and stolen.
+        assert!(
+            counter.count("job_stolen") + counter.count("job_rescued") >= 1,
+            "{:?}",
+            counter.names.lock().unwrap()
+        );
+    });
+}
