@@ -1,0 +1,123 @@
+//! The walk and the compression, both on the pool: one task per directory, which spawns
+//! a task for each regular file in it (compressing it) and for each subdirectory
+//! (walking it). So the pool compresses from the first directory on, instead of waiting
+//! for a sequential walk of the whole tree; on a large tree the workers no longer sit
+//! parked while one thread lists directories.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use flate2::Compression;
+
+use crate::gzip::{check_output, compress_one, Target};
+use crate::report::{Report, Skip};
+
+/// What every task of the run shares.
+pub struct Job<'a> {
+    pub root: &'a Path,
+    pub target: Option<&'a Target>,
+    pub skip_dirs: &'a [String],
+    pub level: Compression,
+    pub report: &'a Report,
+    pub start: Instant,
+}
+
+/// Walks `job.root` and compresses every regular file under it, in one scope on `pool`.
+/// Symlinks are never followed (reported as skipped, as are FIFOs, sockets and devices);
+/// the output directory is not entered.
+pub fn run(pool: &stealpool::ThreadPool, job: &Job<'_>) {
+    job.report.walk_pending.fetch_add(1, Ordering::Relaxed);
+    pool.scope(|s| walk_dir(s, job, job.root.to_path_buf()));
+}
+
+fn walk_dir<'s>(s: &stealpool::Scope<'s>, job: &'s Job<'s>, dir: PathBuf) {
+    let report = job.report;
+    let mut subdirs = Vec::new();
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            let msg = format!("cannot read directory: {e}");
+            report.skip(Skip::Unreadable, &dir, Some(msg));
+            return walk_step_done(job);
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let msg = format!("cannot list directory entry: {e}");
+                report.skip(Skip::Unreadable, &dir, Some(msg));
+                continue;
+            }
+        };
+        let path = entry.path();
+        // `DirEntry::metadata` does not traverse symlinks.
+        let meta = match entry.metadata() {
+            Ok(meta) => meta,
+            Err(e) => {
+                let msg = format!("cannot stat: {e}");
+                report.skip(Skip::Unreadable, &path, Some(msg));
+                continue;
+            }
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            report.skip(Skip::Symlink, &path, None);
+        } else if kind.is_dir() {
+            if job
+                .skip_dirs
+                .iter()
+                .any(|name| entry.file_name() == name.as_str())
+            {
+                report.skip(Skip::SkippedDir, &path, None);
+            } else if !job.target.is_some_and(|t| t.is(&path, &meta)) {
+                subdirs.push(path);
+            }
+        } else if kind.is_file() {
+            report.found(meta.len());
+            s.spawn(move |_| compress_file(job, &path));
+        } else {
+            report.skip(Skip::NotRegular, &path, None);
+        }
+    }
+    // Subdirectories last: the deque is LIFO, so this worker walks on first while
+    // thieves take the files, oldest first.
+    report
+        .walk_pending
+        .fetch_add(subdirs.len(), Ordering::Relaxed);
+    for path in subdirs {
+        s.spawn(move |s| walk_dir(s, job, path));
+    }
+    walk_step_done(job);
+}
+
+/// A directory was read (its subdirectories counted before): the last one ends the walk.
+fn walk_step_done(job: &Job<'_>) {
+    if job.report.walk_pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let now = job.start.elapsed().as_nanos() as u64;
+        job.report.walk_done_ns.store(now, Ordering::Release);
+    }
+}
+
+fn compress_file(job: &Job<'_>, src: &Path) {
+    let report = job.report;
+    let Ok(rel) = src.strip_prefix(job.root) else {
+        return;
+    };
+    let dest = job.target.map(|t| t.path_for(rel));
+    let result = match (&dest, job.target) {
+        (Some(dest), Some(target)) => check_output(dest, job.root, target)
+            .map_err(|msg| (Skip::WouldOverwriteInput, msg))
+            .and_then(|()| compress_one(src, Some(dest), job.level)),
+        _ => compress_one(src, None, job.level),
+    };
+    match result {
+        Ok(sizes) => report.done(sizes),
+        Err((why, msg)) => {
+            report.failed_found.fetch_add(1, Ordering::Relaxed);
+            report.skip(why, src, why.is_error().then_some(msg));
+        }
+    }
+}
