@@ -34,6 +34,14 @@ use std::thread;
 ///
 /// Dropping the handle detaches the job: it still runs; its value is dropped, and a panic
 /// goes to the pool's panic handler as for [`spawn`](crate::spawn).
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let handles: Vec<stealpool::JoinHandle<u64>> =
+///     (1..=4).map(|i| pool.spawn_with_handle(move || i * i)).collect();
+/// let squares: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+/// assert_eq!(squares, [1, 4, 9, 16]);
+/// ```
 pub struct JoinHandle<T> {
     state: Arc<HandleState<T>>,
 }
@@ -220,6 +228,17 @@ impl<T> JoinHandle<T> {
     }
 
     /// Whether the job has finished (then [`join`](Self::join) returns at once).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    /// let handle = pool.spawn_with_handle(move || rx.recv().unwrap() * 2);
+    /// assert!(!handle.is_finished()); // the job waits for the message
+    /// tx.send(21).unwrap();
+    /// pool.wait_idle().unwrap();
+    /// assert!(handle.is_finished());
+    /// assert_eq!(handle.join().unwrap(), 42);
+    /// ```
     pub fn is_finished(&self) -> bool {
         // Acquire pairs with the Release in `complete`.
         self.state.finished.load(Ordering::Acquire)

@@ -92,6 +92,12 @@ use std::marker::PhantomData;
 ///
 /// The sleep module packs thread counts into 16-bit fields; larger requests are clamped
 /// to this, as in rayon-core (whose limit comes from the same packing).
+///
+/// ```
+/// assert_eq!(stealpool::max_num_threads(), usize::from(u16::MAX)); // 65,535
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+/// assert!(pool.current_num_threads() <= stealpool::max_num_threads());
+/// ```
 pub fn max_num_threads() -> usize {
     sleep::THREADS_MAX
 }
@@ -99,6 +105,15 @@ pub fn max_num_threads() -> usize {
 /// What a closure passed to [`join_context`] learns about where it runs.
 ///
 /// Not `Send`/`Sync`: it describes the current call on the current thread.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let (a, b) = pool.install(|| {
+///     stealpool::join_context(|ctx: stealpool::FnContext| ctx.migrated(), |_| 2 + 2)
+/// });
+/// assert!(!a); // the first closure ran on the calling worker
+/// assert_eq!(b, 4);
+/// ```
 #[derive(Debug)]
 pub struct FnContext {
     migrated: bool,
@@ -120,6 +135,16 @@ impl FnContext {
     /// second closure up from its deque while waiting for other work (same thread, but
     /// reported as migrated, as in rayon-core). `false` means it runs on the calling
     /// worker, called directly by `join_context`.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// // On a worker, the first closure runs right there: not migrated.
+    /// let (a, _) = pool.install(|| stealpool::join_context(|ctx| ctx.migrated(), |_| ()));
+    /// assert!(!a);
+    /// // From outside any pool, the whole call moves onto a worker: migrated.
+    /// let (a, _) = stealpool::join_context(|ctx| ctx.migrated(), |_| ());
+    /// assert!(a);
+    /// ```
     #[inline]
     pub fn migrated(&self) -> bool {
         self.migrated

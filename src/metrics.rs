@@ -190,6 +190,15 @@ impl RegistryCounters {
 ///
 /// Read with [`ThreadPool::metrics`](crate::ThreadPool::metrics). Names follow tokio's
 /// runtime metrics where the concept is the same.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// pool.broadcast(|_| ());
+/// let worker: &stealpool::WorkerMetrics = &pool.metrics().workers[0];
+/// assert_eq!(worker.index, 0);
+/// assert_eq!(worker.broadcast_jobs, 1);
+/// assert_eq!(worker.jobs_executed, 1);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkerMetrics {
@@ -270,6 +279,16 @@ pub struct PoolMetrics {
 
 impl PoolMetrics {
     /// The per-worker counters summed over all workers (`index` is the worker count).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// pool.broadcast(|_| ());
+    /// let metrics = pool.metrics();
+    /// let total = metrics.total();
+    /// assert_eq!(total.index, 2); // the worker count
+    /// assert_eq!(total.broadcast_jobs, 2);
+    /// assert_eq!(total.jobs_executed, metrics.workers.iter().map(|w| w.jobs_executed).sum::<u64>());
+    /// ```
     pub fn total(&self) -> WorkerMetrics {
         let mut t = WorkerMetrics {
             index: self.workers.len(),

@@ -23,6 +23,14 @@ use std::mem;
 /// (a count). rayon-core's `BroadcastContext`.
 ///
 /// Not `Send`/`Sync`: it describes the current call on the current thread.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let seen = pool.broadcast(|ctx: stealpool::BroadcastContext<'_>| {
+///     (ctx.index(), ctx.num_threads())
+/// });
+/// assert_eq!(seen, [(0, 2), (1, 2)]);
+/// ```
 pub struct BroadcastContext<'a> {
     worker: &'a WorkerThread,
     /// Makes the context `!Send` and `!Sync`, as in rayon-core.
@@ -46,12 +54,25 @@ impl<'a> BroadcastContext<'a> {
     }
 
     /// The index of the worker running this call, `0..num_threads()`.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let same = pool.broadcast(|ctx| Some(ctx.index()) == stealpool::current_thread_index());
+    /// assert_eq!(same, [true, true, true]);
+    /// ```
     #[inline]
     pub fn index(&self) -> usize {
         self.worker.index()
     }
 
     /// The number of workers in the pool, i.e. how many times the closure runs.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let counts = pool.broadcast(|ctx| ctx.num_threads());
+    /// assert_eq!(counts.len(), 3); // the closure ran once per worker
+    /// assert_eq!(counts, [3, 3, 3]);
+    /// ```
     #[inline]
     pub fn num_threads(&self) -> usize {
         self.worker.registry().num_threads()

@@ -10,6 +10,17 @@ use std::io;
 ///
 /// Opaque like rayon-core's: inspect it through `Display` and [`Error::source`]. It is
 /// `Send + Sync`.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// // A worker of `pool` cannot become worker 0 of another pool.
+/// let result = pool.install(|| {
+///     stealpool::ThreadPoolBuilder::new().num_threads(2).use_current_thread().build()
+/// });
+/// let err: stealpool::ThreadPoolBuildError = result.unwrap_err();
+/// assert_eq!(err.to_string(), "The current thread is already part of another thread pool.");
+/// assert!(std::error::Error::source(&err).is_none());
+/// ```
 #[derive(Debug)]
 pub struct ThreadPoolBuildError {
     kind: ErrorKind,

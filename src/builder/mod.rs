@@ -1,36 +1,22 @@
 //! [`ThreadPoolBuilder`] and [`ThreadPoolBuildError`]: configuring and starting a pool.
 
 use crate::registry::{self, PanicHandler, Registry, ThreadBuilder, ThreadHandler};
-use crate::sleep::THREADS_MAX;
 use crate::unwind;
 use crate::ThreadPool;
-use std::any::Any;
 use std::fmt;
 use std::io;
 use std::thread;
 
 mod error;
+mod handlers;
 mod spawn_handler;
+mod thread_count;
 
 pub(crate) use error::ErrorKind;
 pub use error::ThreadPoolBuildError;
 #[allow(unreachable_pub)]
 pub use spawn_handler::{CustomSpawn, DefaultSpawn, ThreadSpawn};
-
-/// The environment variable that sets the default number of worker threads.
-///
-/// Read when a builder has `num_threads(0)` (the default). Unset, empty or `0` means one
-/// worker per logical CPU (`num_cpus::get()`); surrounding whitespace is ignored; any other
-/// value that is not a non-negative integer makes [`ThreadPoolBuilder::build`] fail (and
-/// the lazily built global pool panic with that error). It plays the role of rayon-core's
-/// `RAYON_NUM_THREADS`; when it is *unset*, [`RAYON_NUM_THREADS_ENV`] is read instead, so a
-/// deployment configured for rayon keeps its thread count after switching.
-pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
-
-/// rayon-core's thread-count variable, `RAYON_NUM_THREADS`: read only when
-/// [`NUM_THREADS_ENV`] is unset, with rayon-core's rules (a positive integer sets the
-/// count; anything else, including `0`, is ignored).
-pub const RAYON_NUM_THREADS_ENV: &str = "RAYON_NUM_THREADS";
+pub use thread_count::{NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
 
 /// Configures and builds a [`ThreadPool`], or the global pool.
 ///
@@ -84,6 +70,15 @@ impl Default for ThreadPoolBuilder {
 impl ThreadPoolBuilder {
     /// A builder with every option at its default: as many workers as logical CPUs (or
     /// [`NUM_THREADS_ENV`]), default thread names and stack size, no handlers.
+    ///
+    /// ```
+    /// let builder = stealpool::ThreadPoolBuilder::new();
+    /// // `num_threads: 0`: one worker per logical CPU unless the variable says otherwise.
+    /// assert!(format!("{builder:?}").starts_with("ThreadPoolBuilder { num_threads: 0,"));
+    /// let pool = builder.num_threads(2).build().unwrap();
+    /// let name = pool.install(|| std::thread::current().name().map(String::from));
+    /// assert_eq!(name, None); // default thread names: none
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -219,29 +214,36 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// # Errors
     /// As [`build`](Self::build), plus an error if the global pool already exists (built
     /// by an earlier call, or lazily by a free function).
+    ///
+    /// ```
+    /// stealpool::ThreadPoolBuilder::new().num_threads(2).build_global().unwrap();
+    /// assert_eq!(stealpool::current_num_threads(), 2); // the free functions use it
+    /// let (a, b) = stealpool::join(|| 1, || 2);
+    /// assert_eq!(a + b, 3);
+    /// // Only once per process.
+    /// assert!(stealpool::ThreadPoolBuilder::new().build_global().is_err());
+    /// ```
     pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
         registry::init_global_registry(self)
     }
 }
 
 impl<S> ThreadPoolBuilder<S> {
-    /// Sets the number of worker threads (a count).
-    ///
-    /// `0` (the default) means: [`NUM_THREADS_ENV`] if set to a positive number, else (if
-    /// it is unset) [`RAYON_NUM_THREADS_ENV`] if set to a positive number, else
-    /// `num_cpus::get()` (logical CPUs, so an 8P+4E machine gets 12 workers). Counts
-    /// above [`max_num_threads`](crate::max_num_threads) (65,535) are clamped to it, as in
-    /// rayon-core.
-    pub fn num_threads(mut self, num_threads: usize) -> Self {
-        self.num_threads = num_threads;
-        self
-    }
-
     /// Names worker threads: `closure(index)` is called once per worker, on the building
     /// thread, with the worker's index `0..num_threads`.
     ///
     /// # Panics
     /// A panic in `closure` propagates out of `build`; the threads already started exit.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .thread_name(|index| format!("cruncher-{index}"))
+    ///     .build()
+    ///     .unwrap();
+    /// let names = pool.broadcast(|_| std::thread::current().name().unwrap().to_owned());
+    /// assert_eq!(names, ["cruncher-0", "cruncher-1"]);
+    /// ```
     pub fn thread_name<F>(mut self, closure: F) -> Self
     where
         F: FnMut(usize) -> String + 'static,
@@ -252,49 +254,18 @@ impl<S> ThreadPoolBuilder<S> {
 
     /// Sets each worker thread's stack size in bytes (passed to
     /// `std::thread::Builder::stack_size`).
+    ///
+    /// ```
+    /// // 16 MiB per worker: room for a 4 MiB array on the stack (the default is 2 MiB).
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).stack_size(16 << 20).build().unwrap();
+    /// let sum = pool.install(|| {
+    ///     let buffer = std::hint::black_box([1u8; 4 << 20]);
+    ///     buffer.iter().map(|&b| u64::from(b)).sum::<u64>()
+    /// });
+    /// assert_eq!(sum, 4 << 20);
+    /// ```
     pub fn stack_size(mut self, stack_size: usize) -> Self {
         self.stack_size = Some(stack_size);
-        self
-    }
-
-    /// Receives panics that have no caller to go to: from `spawn`ed jobs and from the
-    /// start and exit handlers. Called on the worker that caught the panic.
-    ///
-    /// Without a handler such a panic is reported once by the standard panic hook (when it
-    /// happens) and then dropped, and the pool keeps running. **This differs from
-    /// rayon-core, which aborts the process.** If the handler itself panics, that panic is
-    /// reported by the hook and dropped too: no panic ever kills a worker thread.
-    pub fn panic_handler<H>(mut self, panic_handler: H) -> Self
-    where
-        H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
-    {
-        self.panic_handler = Some(Box::new(panic_handler));
-        self
-    }
-
-    /// Runs `start_handler(index)` on each worker thread before it takes any job.
-    ///
-    /// # Panics
-    /// A panic in the handler goes to the [`panic_handler`](Self::panic_handler); the
-    /// worker still starts.
-    pub fn start_handler<H>(mut self, start_handler: H) -> Self
-    where
-        H: Fn(usize) + Send + Sync + 'static,
-    {
-        self.start_handler = Some(Box::new(start_handler));
-        self
-    }
-
-    /// Runs `exit_handler(index)` on each worker thread after the pool terminated and the
-    /// worker left its loop. Never runs for the global pool, which lives for the process.
-    ///
-    /// # Panics
-    /// A panic in the handler goes to the [`panic_handler`](Self::panic_handler).
-    pub fn exit_handler<H>(mut self, exit_handler: H) -> Self
-    where
-        H: Fn(usize) + Send + Sync + 'static,
-    {
-        self.exit_handler = Some(Box::new(exit_handler));
         self
     }
 
@@ -312,6 +283,16 @@ impl<S> ThreadPoolBuilder<S> {
     ///
     /// # Errors
     /// `build` returns an error if the calling thread already is a worker of a pool.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .use_current_thread()
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(pool.current_thread_index(), Some(0)); // this thread is worker 0
+    /// assert_eq!(pool.install(stealpool::current_thread_index), Some(0)); // runs inline
+    /// ```
     pub fn use_current_thread(mut self) -> Self {
         self.use_current_thread = true;
         self
@@ -319,6 +300,19 @@ impl<S> ThreadPoolBuilder<S> {
 
     /// Makes every worker's deque FIFO instead of LIFO (rayon-core's deprecated
     /// `breadth_first`): each worker runs its own jobs oldest first.
+    ///
+    /// ```
+    /// #[allow(deprecated)]
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).breadth_first().build().unwrap();
+    /// let order = std::sync::Mutex::new(Vec::new());
+    /// pool.scope(|s| {
+    ///     for i in 0..3 {
+    ///         let order = &order;
+    ///         s.spawn(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2]); // oldest first, not [2, 1, 0]
+    /// ```
     #[deprecated(note = "use `scope_fifo` and `spawn_fifo` for FIFO order")]
     pub fn breadth_first(mut self) -> Self {
         self.breadth_first = true;
@@ -341,41 +335,6 @@ impl<S> ThreadPoolBuilder<S> {
     pub fn timeline(mut self, record: bool) -> Self {
         self.timeline = record;
         self
-    }
-
-    /// The thread count this builder will use (resolving `0` as documented).
-    pub(crate) fn get_num_threads(&self) -> Result<usize, ThreadPoolBuildError> {
-        let n = if self.num_threads > 0 {
-            self.num_threads
-        } else {
-            match std::env::var(NUM_THREADS_ENV) {
-                // Empty (`export STEALPOOL_NUM_THREADS=`) counts as unset.
-                Ok(value) if value.trim().is_empty() => default_num_threads(),
-                Ok(value) => match value.trim().parse::<usize>() {
-                    Ok(0) => default_num_threads(),
-                    Ok(n) => n,
-                    Err(_) => {
-                        return Err(ThreadPoolBuildError::new(ErrorKind::InvalidNumThreads(
-                            value,
-                        )))
-                    }
-                },
-                Err(std::env::VarError::NotPresent) => match std::env::var(RAYON_NUM_THREADS_ENV)
-                    .ok()
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-                {
-                    // rayon-core's rule: only a positive number counts.
-                    Some(n) if n > 0 => n,
-                    _ => default_num_threads(),
-                },
-                Err(std::env::VarError::NotUnicode(value)) => {
-                    return Err(ThreadPoolBuildError::new(ErrorKind::InvalidNumThreads(
-                        value.to_string_lossy().into_owned(),
-                    )))
-                }
-            }
-        };
-        Ok(n.min(THREADS_MAX))
     }
 
     pub(crate) fn get_use_current_thread(&self) -> bool {
@@ -401,22 +360,6 @@ impl<S> ThreadPoolBuilder<S> {
     pub(crate) fn get_stack_size(&self) -> Option<usize> {
         self.stack_size
     }
-
-    pub(crate) fn take_panic_handler(&mut self) -> Option<Box<PanicHandler>> {
-        self.panic_handler.take()
-    }
-
-    pub(crate) fn take_start_handler(&mut self) -> Option<Box<ThreadHandler>> {
-        self.start_handler.take()
-    }
-
-    pub(crate) fn take_exit_handler(&mut self) -> Option<Box<ThreadHandler>> {
-        self.exit_handler.take()
-    }
-}
-
-fn default_num_threads() -> usize {
-    num_cpus::get().max(1)
 }
 
 /// Prints `Some(<closure>)` for a set closure, in rayon-core's field order.

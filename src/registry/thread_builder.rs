@@ -19,6 +19,18 @@ use std::thread;
 /// [`ThreadPoolBuilder::spawn_handler`](crate::ThreadPoolBuilder::spawn_handler) the
 /// application creates the threads itself (its own thread type, affinity, a scoped
 /// thread), and stealpool only supplies the body.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new()
+///     .num_threads(2)
+///     .spawn_handler(|thread: stealpool::ThreadBuilder| {
+///         std::thread::Builder::new().spawn(move || thread.run())?;
+///         Ok(())
+///     })
+///     .build()
+///     .unwrap();
+/// assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1]);
+/// ```
 pub struct ThreadBuilder {
     pub(super) name: Option<String>,
     pub(super) stack_size: Option<usize>,
@@ -30,16 +42,46 @@ pub struct ThreadBuilder {
 
 impl ThreadBuilder {
     /// The index of this worker in its pool, `0..num_threads`.
+    ///
+    /// ```
+    /// let mut indices = Vec::new();
+    /// let builder = stealpool::ThreadPoolBuilder::new().num_threads(3);
+    /// let _pool = builder.spawn_handler(|thread| {
+    ///     indices.push(thread.index());
+    ///     std::thread::Builder::new().spawn(move || thread.run()).map(drop)
+    /// }).build().unwrap();
+    /// assert_eq!(indices, [0, 1, 2]);
+    /// ```
     pub fn index(&self) -> usize {
         self.index
     }
 
     /// The thread name the builder's `thread_name` closure gave this worker, if any.
+    ///
+    /// ```
+    /// let mut names = Vec::new();
+    /// let builder = stealpool::ThreadPoolBuilder::new().num_threads(2).thread_name(|i| format!("w{i}"));
+    /// let _pool = builder.spawn_handler(|thread| {
+    ///     names.push(thread.name().unwrap().to_owned());
+    ///     std::thread::Builder::new().spawn(move || thread.run()).map(drop)
+    /// }).build().unwrap();
+    /// assert_eq!(names, ["w0", "w1"]);
+    /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
     /// The stack size (bytes) requested with `stack_size`, if any.
+    ///
+    /// ```
+    /// let mut sizes = Vec::new();
+    /// let builder = stealpool::ThreadPoolBuilder::new().num_threads(1).stack_size(4 << 20);
+    /// let _pool = builder.spawn_handler(|thread| {
+    ///     sizes.push(thread.stack_size());
+    ///     std::thread::Builder::new().spawn(move || thread.run()).map(drop)
+    /// }).build().unwrap();
+    /// assert_eq!(sizes, [Some(4 << 20)]);
+    /// ```
     pub fn stack_size(&self) -> Option<usize> {
         self.stack_size
     }
@@ -62,6 +104,18 @@ impl ThreadBuilder {
     /// # Panics
     /// If the current thread is already a worker of a pool (a spawn handler must call
     /// `run` on a new thread).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let returned = AtomicUsize::new(0);
+    /// let wrapper = |thread: stealpool::ThreadBuilder| {
+    ///     thread.run(); // returns once the pool has terminated
+    ///     returned.fetch_add(1, Ordering::SeqCst);
+    /// };
+    /// let builder = stealpool::ThreadPoolBuilder::new().num_threads(2);
+    /// assert_eq!(builder.build_scoped(wrapper, |pool| pool.install(|| 1 + 1)).unwrap(), 2);
+    /// assert_eq!(returned.load(Ordering::SeqCst), 2); // every worker's `run` returned
+    /// ```
     pub fn run(self) {
         assert!(
             !WorkerThread::is_worker_thread(),

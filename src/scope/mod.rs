@@ -22,6 +22,18 @@ use std::fmt;
 ///
 /// Created by [`scope`] or [`ThreadPool::scope`](crate::ThreadPool::scope). It is `Sync`,
 /// so jobs can spawn more jobs into the same scope.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let count = AtomicUsize::new(0);
+/// stealpool::scope(|s: &stealpool::Scope<'_>| {
+///     for _ in 0..4 {
+///         // Each job spawns one more job into the same scope.
+///         s.spawn(|s| s.spawn(|_| { count.fetch_add(1, Ordering::SeqCst); }));
+///     }
+/// });
+/// assert_eq!(count.into_inner(), 4); // the scope waited for the inner jobs too
+/// ```
 pub struct Scope<'scope> {
     base: ScopeBase<'scope>,
 }
@@ -32,6 +44,17 @@ pub struct Scope<'scope> {
 /// Created by [`scope_fifo`], [`in_place_scope_fifo`] or the `ThreadPool` methods of the
 /// same names. Like rayon-core's, it has `spawn_fifo` and `spawn_broadcast` but no plain
 /// `spawn`.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let (lifo, fifo) = (&std::sync::Mutex::new(Vec::new()), &std::sync::Mutex::new(Vec::new()));
+/// pool.scope(|s| (0..3).for_each(|i| s.spawn(move |_| lifo.lock().unwrap().push(i))));
+/// pool.scope_fifo(|s: &stealpool::ScopeFifo<'_>| {
+///     (0..3).for_each(|i| s.spawn_fifo(move |_| fifo.lock().unwrap().push(i)))
+/// });
+/// assert_eq!(*lifo.lock().unwrap(), [2, 1, 0]); // newest first
+/// assert_eq!(*fifo.lock().unwrap(), [0, 1, 2]); // oldest first
+/// ```
 pub struct ScopeFifo<'scope> {
     base: ScopeBase<'scope>,
     /// One FIFO per worker of the scope's pool; the deques carry stubs into them.
@@ -138,6 +161,18 @@ where
 ///
 /// # Panics
 /// As [`scope`].
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let order = &std::sync::Mutex::new(Vec::new());
+/// pool.install(|| {
+///     // The body runs right here, on the pool's only worker; the jobs wait their turn.
+///     stealpool::in_place_scope_fifo(|s| {
+///         (0..3).for_each(|i| s.spawn_fifo(move |_| order.lock().unwrap().push(i)));
+///     });
+/// });
+/// assert_eq!(*order.lock().unwrap(), [0, 1, 2]);
+/// ```
 pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&ScopeFifo<'scope>) -> R,
@@ -200,6 +235,16 @@ impl<'scope> Scope<'scope> {
     ///
     /// # Panics
     /// As [`Scope::spawn`]: panics are captured and re-raised when the scope ends.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let sum = AtomicUsize::new(0);
+    /// pool.scope(|s| {
+    ///     s.spawn_broadcast(|_, ctx| { sum.fetch_add(ctx.index() + 1, Ordering::SeqCst); });
+    /// });
+    /// assert_eq!(sum.into_inner(), 1 + 2 + 3); // each worker ran it once
+    /// ```
     pub fn spawn_broadcast<BODY>(&self, body: BODY)
     where
         BODY: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
@@ -263,6 +308,15 @@ impl<'scope> ScopeFifo<'scope> {
     ///
     /// # Panics
     /// As [`Scope::spawn`].
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let seen = std::sync::Mutex::new(Vec::new());
+    /// pool.scope_fifo(|s| s.spawn_broadcast(|_, ctx| seen.lock().unwrap().push(ctx.index())));
+    /// let mut seen = seen.into_inner().unwrap();
+    /// seen.sort();
+    /// assert_eq!(seen, [0, 1]); // once on every worker
+    /// ```
     pub fn spawn_broadcast<BODY>(&self, body: BODY)
     where
         BODY: Fn(&ScopeFifo<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,

@@ -29,6 +29,12 @@ pub fn current_thread_index() -> Option<usize> {
 /// # Panics
 /// If the global pool has to be built and cannot be (see
 /// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// assert_eq!(pool.install(stealpool::current_num_threads), 3); // on a worker: its pool
+/// assert!(stealpool::current_num_threads() >= 1); // elsewhere: the global pool
+/// ```
 #[inline]
 pub fn current_num_threads() -> usize {
     WorkerThread::with_current(|worker| match worker {
@@ -40,6 +46,17 @@ pub fn current_num_threads() -> usize {
 /// Whether the current worker's own deque holds jobs; `None` if the caller is not a
 /// worker. A racy snapshot (another worker may steal the jobs the next moment), as in
 /// rayon-core.
+///
+/// ```
+/// assert_eq!(stealpool::current_thread_has_pending_tasks(), None); // not a worker
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// pool.scope(|s| {
+///     assert_eq!(stealpool::current_thread_has_pending_tasks(), Some(false));
+///     s.spawn(|_| ());
+///     // The only worker is busy here, so the job is still in its deque.
+///     assert_eq!(stealpool::current_thread_has_pending_tasks(), Some(true));
+/// });
+/// ```
 #[inline]
 pub fn current_thread_has_pending_tasks() -> Option<bool> {
     WorkerThread::with_current(|worker| worker.map(WorkerThread::has_local_jobs))
@@ -82,11 +99,33 @@ pub fn yield_now() -> Option<Yield> {
 ///
 /// # Panics
 /// As [`yield_now`].
+///
+/// ```
+/// use stealpool::Yield;
+/// assert_eq!(stealpool::yield_local(), None); // not a worker
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// pool.scope(|s| {
+///     assert_eq!(stealpool::yield_local(), Some(Yield::Idle)); // nothing queued here
+///     s.spawn(|_| ());
+///     assert_eq!(stealpool::yield_local(), Some(Yield::Executed)); // ran it from the deque
+/// });
+/// ```
 pub fn yield_local() -> Option<Yield> {
     WorkerThread::with_current(|worker| worker.map(WorkerThread::yield_local))
 }
 
 /// The result of [`yield_now`] and [`yield_local`] (rayon-core's `Yield`).
+///
+/// ```
+/// use stealpool::Yield;
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let results = pool.scope(|s| {
+///     let idle = stealpool::yield_now(); // nothing queued anywhere
+///     s.spawn(|_| ());
+///     (idle, stealpool::yield_now())
+/// });
+/// assert_eq!(results, (Some(Yield::Idle), Some(Yield::Executed)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Yield {
     /// A job was found and executed.
@@ -100,6 +139,16 @@ pub enum Yield {
 /// same pool, which would wait for itself, or the free [`wait_idle`] from any worker. Returned instead of the deadlock rayon-core's
 /// equivalents (a `WaitGroup` or `build_scoped` waited on from inside) would hit; the
 /// error carries no data.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let err: stealpool::WaitError = pool.install(|| pool.wait_idle()).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "cannot wait for a thread pool from one of its own workers (it would wait for itself)"
+/// );
+/// assert_eq!(pool.wait_idle(), Ok(())); // from outside the pool it waits
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitError {
     _private: (),

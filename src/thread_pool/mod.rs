@@ -5,12 +5,12 @@ use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
 use crate::join_handle::{spawn_with_handle_in, JoinHandle};
 use crate::metrics::PoolMetrics;
 use crate::registry::Registry;
-use crate::scope::{do_in_place_scope, do_in_place_scope_fifo, Scope, ScopeFifo};
 use crate::spawn::{spawn_fifo_in, spawn_in};
 use crate::sync::Arc;
 use crate::worker::WorkerThread;
 
 mod current;
+mod scopes;
 #[cfg(feature = "timeline")]
 pub use current::timeline;
 pub use current::{
@@ -25,6 +25,14 @@ use std::fmt;
 /// Sync`); the methods move work onto the pool. Dropping the handle lets every job already
 /// spawned run to completion; then the workers exit and run the exit handler (the drop
 /// itself does not wait for that). Same API as rayon-core's `ThreadPool`.
+///
+/// ```
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// assert_eq!(pool.install(stealpool::current_num_threads), 2);
+/// let handle = pool.spawn_with_handle(|| 21 * 2);
+/// drop(pool); // the job already spawned still runs
+/// assert_eq!(handle.join().unwrap(), 42);
+/// ```
 pub struct ThreadPool {
     pub(crate) registry: Arc<Registry>,
 }
@@ -62,6 +70,14 @@ impl ThreadPool {
     ///
     /// # Panics
     /// As [`join`](crate::join).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let on_pool = || pool.current_thread_index().is_some();
+    /// assert_eq!(pool.join(on_pool, on_pool), (true, true)); // both halves run on the pool
+    /// let (sum, product) = pool.join(|| (1..=5).sum::<u32>(), || (1..=5).product::<u32>());
+    /// assert_eq!((sum, product), (15, 120));
+    /// ```
     pub fn join<A, B, RA, RB>(&self, oper_a: A, oper_b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -72,22 +88,18 @@ impl ThreadPool {
         self.install(|| crate::join(oper_a, oper_b))
     }
 
-    /// [`scope`](crate::scope) on this pool: same as `self.install(|| scope(op))`.
-    ///
-    /// # Panics
-    /// As [`scope`](crate::scope).
-    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&Scope<'scope>) -> R + Send,
-        R: Send,
-    {
-        self.install(|| crate::scope(op))
-    }
-
     /// Runs `op` on this pool without waiting for it (see [`spawn`](crate::spawn)).
     ///
     /// # Panics
     /// A panic in `op` goes to the pool's panic handler (see [`spawn`](crate::spawn)).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.spawn(move || tx.send(stealpool::current_thread_index()).unwrap());
+    /// let index = rx.recv().unwrap(); // the job ran on a worker of `pool`
+    /// assert!(index.unwrap() < 2);
+    /// ```
     pub fn spawn<OP>(&self, op: OP)
     where
         OP: FnOnce() + Send + 'static,
@@ -95,47 +107,24 @@ impl ThreadPool {
         spawn_in(op, &self.registry)
     }
 
-    /// [`scope_fifo`](crate::scope_fifo) on this pool: same as
-    /// `self.install(|| scope_fifo(op))`.
-    ///
-    /// # Panics
-    /// As [`scope`](crate::scope).
-    pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
-        R: Send,
-    {
-        self.install(|| crate::scope_fifo(op))
-    }
-
-    /// [`in_place_scope`](crate::in_place_scope) whose jobs go to this pool: the body runs
-    /// on the calling thread.
-    ///
-    /// # Panics
-    /// As [`scope`](crate::scope).
-    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&Scope<'scope>) -> R,
-    {
-        do_in_place_scope(Some(&self.registry), op)
-    }
-
-    /// [`in_place_scope_fifo`](crate::in_place_scope_fifo) whose jobs go to this pool.
-    ///
-    /// # Panics
-    /// As [`scope`](crate::scope).
-    pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&ScopeFifo<'scope>) -> R,
-    {
-        do_in_place_scope_fifo(Some(&self.registry), op)
-    }
-
     /// Runs `op` on this pool without waiting, in FIFO order (see
     /// [`spawn_fifo`](crate::spawn_fifo)).
     ///
     /// # Panics
     /// A panic in `op` goes to the pool's panic handler.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.install(|| {
+    ///     for i in 0..3 {
+    ///         let tx = tx.clone();
+    ///         pool.spawn_fifo(move || tx.send(i).unwrap());
+    ///     }
+    /// });
+    /// drop(tx);
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2]);
+    /// ```
     pub fn spawn_fifo<OP>(&self, op: OP)
     where
         OP: FnOnce() + Send + 'static,
@@ -170,6 +159,12 @@ impl ThreadPool {
     ///
     /// # Panics
     /// As [`broadcast`](crate::broadcast).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let indices = pool.broadcast(|_| pool.current_thread_index().unwrap());
+    /// assert_eq!(indices, [0, 1, 2]); // one run per worker, in index order
+    /// ```
     pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
     where
         OP: Fn(BroadcastContext<'_>) -> R + Sync,
@@ -184,6 +179,16 @@ impl ThreadPool {
     /// # Panics
     /// A panic in `op` goes to the pool's panic handler. Panics if the pool has already
     /// terminated (from an exit handler: no worker is left to run it).
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.spawn_broadcast(move |ctx| tx.send(ctx.index()).unwrap());
+    /// // `tx` is dropped once every copy has run, which ends the iteration.
+    /// let mut indices: Vec<usize> = rx.iter().collect();
+    /// indices.sort();
+    /// assert_eq!(indices, [0, 1, 2]);
+    /// ```
     pub fn spawn_broadcast<OP>(&self, op: OP)
     where
         OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
@@ -284,6 +289,14 @@ impl ThreadPool {
     /// repeated because of `Retry`, `join` halves promoted and rescued, parks, unparks,
     /// time parked in ns) and pool totals.
     /// See [`PoolMetrics`]. Not in rayon-core.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// pool.broadcast(|_| ());
+    /// let metrics = pool.metrics();
+    /// assert_eq!(metrics.workers.len(), 2);
+    /// assert!(metrics.workers.iter().all(|w| w.broadcast_jobs == 1));
+    /// ```
     pub fn metrics(&self) -> PoolMetrics {
         self.registry.counters().snapshot()
     }
@@ -317,6 +330,12 @@ impl ThreadPool {
     }
 
     /// The number of worker threads in this pool.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    /// assert_eq!(pool.current_num_threads(), 4);
+    /// assert_eq!(pool.broadcast(|_| ()).len(), 4);
+    /// ```
     #[inline]
     pub fn current_num_threads(&self) -> usize {
         self.registry.num_threads()
@@ -324,6 +343,14 @@ impl ThreadPool {
 
     /// The index (`0..current_num_threads()`) of the calling thread if it is a worker of
     /// *this* pool, else `None`.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let other = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.current_thread_index(), None); // not a worker
+    /// assert_eq!(other.install(|| pool.current_thread_index()), None); // another pool's
+    /// assert_eq!(pool.broadcast(|_| pool.current_thread_index()), [Some(0), Some(1)]);
+    /// ```
     #[inline]
     pub fn current_thread_index(&self) -> Option<usize> {
         self.registry
@@ -332,6 +359,16 @@ impl ThreadPool {
 
     /// Whether the calling worker's own deque holds jobs, if the caller is a worker of this
     /// pool (else `None`). A racy snapshot, as in rayon-core.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.current_thread_has_pending_tasks(), None); // not a worker
+    /// pool.scope(|s| {
+    ///     s.spawn(|_| ());
+    ///     // The only worker is busy here, so the job is still in its deque.
+    ///     assert_eq!(pool.current_thread_has_pending_tasks(), Some(true));
+    /// });
+    /// ```
     #[inline]
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
         self.registry
@@ -340,6 +377,17 @@ impl ThreadPool {
 
     /// [`yield_now`](crate::yield_now), if the caller is a worker of this pool (else
     /// `None`).
+    ///
+    /// ```
+    /// use stealpool::Yield;
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.yield_now(), None); // not a worker
+    /// pool.scope(|s| {
+    ///     s.spawn(|_| ());
+    ///     assert_eq!(pool.yield_now(), Some(Yield::Executed)); // ran the spawned job
+    ///     assert_eq!(pool.yield_now(), Some(Yield::Idle)); // nothing left
+    /// });
+    /// ```
     pub fn yield_now(&self) -> Option<Yield> {
         self.registry
             .with_current_worker(|worker| worker.map(WorkerThread::yield_now))
@@ -347,6 +395,17 @@ impl ThreadPool {
 
     /// [`yield_local`](crate::yield_local), if the caller is a worker of this pool (else
     /// `None`).
+    ///
+    /// ```
+    /// use stealpool::Yield;
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.yield_local(), None); // not a worker
+    /// pool.scope(|s| {
+    ///     s.spawn(|_| ());
+    ///     assert_eq!(pool.yield_local(), Some(Yield::Executed)); // from its own deque
+    ///     assert_eq!(pool.yield_local(), Some(Yield::Idle));
+    /// });
+    /// ```
     pub fn yield_local(&self) -> Option<Yield> {
         self.registry
             .with_current_worker(|worker| worker.map(WorkerThread::yield_local))
