@@ -175,3 +175,38 @@ fn a_pool_without_the_option_does_not_record() {
     let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     assert!(pool.timeline().is_none());
 }
+
+/// `STEALPOOL_TIMELINE` on a program that drops a pool and returns from `main` at once:
+/// the pool's threads may not have ended by then, so the file is written by the exit
+/// handler (found by a breaker: the file used to be lost every time). The program is this
+/// test binary itself, running the ignored test below.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_dropped_pool_saves_its_timeline_at_exit() {
+    let dir = std::env::temp_dir().join(format!("stealpool-exit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "child_drops_a_recording_pool",
+            "--quiet",
+        ])
+        .env(stealpool::TIMELINE_ENV, dir.join("run.json"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let json = std::fs::read(dir.join("run-pool1.json")).expect("no timeline saved at exit");
+    assert!(common::trace::check_chrome_trace(&json) >= 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The child process of `a_dropped_pool_saves_its_timeline_at_exit`.
+#[test]
+#[ignore = "run as a subprocess by a_dropped_pool_saves_its_timeline_at_exit"]
+fn child_drops_a_recording_pool() {
+    let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    pool.install(|| stealpool::join(|| (), || ()));
+    drop(pool);
+}

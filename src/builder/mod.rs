@@ -203,7 +203,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// assert!(name.unwrap().starts_with("worker-"));
     /// ```
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        let registry = Registry::new(self)?;
+        let registry = Registry::new(self, false)?;
         registry.adopt_current_thread();
         Ok(ThreadPool::from_registry(registry))
     }

@@ -19,7 +19,8 @@ use std::mem;
 
 impl Registry {
     /// Builds the registry and starts its worker threads through `builder`'s spawn
-    /// handler.
+    /// handler. `global`: the global pool (its timeline file, if any, is the
+    /// `STEALPOOL_TIMELINE` path itself).
     ///
     /// # Errors
     /// A bad thread count from the environment, the current thread already being a worker
@@ -27,6 +28,7 @@ impl Registry {
     /// case every thread already started is told to exit.
     pub(crate) fn new<S: ThreadSpawn>(
         mut builder: ThreadPoolBuilder<S>,
+        global: bool,
     ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
         let n_threads = builder.get_num_threads()?.min(THREADS_MAX);
         let use_current_thread = builder.get_use_current_thread();
@@ -73,7 +75,7 @@ impl Registry {
             current_thread_parts: Mutex::new(None),
             thread_handles: Mutex::new(Vec::new()),
             current_thread_worker: use_current_thread,
-            recorder: timeline::recorder_for(n_threads, builder.get_timeline()),
+            recorder: timeline::recorder_for(n_threads, builder.get_timeline(), global),
         });
 
         // If a thread fails to start, or `thread_name` panics, the threads already

@@ -12,6 +12,7 @@
 //! `timeline` cargo feature. Design and costs: `docs/timeline.md`.
 
 mod chrome;
+mod exit;
 mod log;
 mod record;
 mod svg;
@@ -24,11 +25,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The environment variable that turns recording on for every pool of an unchanged
-/// program: `STEALPOOL_TIMELINE=FILE.json` (or `.svg`). The global pool saves its
-/// timeline to `FILE` when the process exits (Linux; `exit` or a return from `main`);
-/// every other pool saves to `FILE` with `-pool<N>` before the extension when it ends
-/// (after it was dropped or shut down and its last job ran), `N` counting the pools the
-/// process built, from 1. Empty counts as unset.
+/// program: `STEALPOOL_TIMELINE=FILE.json` (or `.svg`). Each pool's timeline is saved
+/// when the pool ends (dropped or shut down, and its last job ran), or when the process
+/// exits (`exit` or a return from `main`; Linux), whichever comes first. The global pool
+/// saves to `FILE` itself; the other pools to `FILE` with `-pool<N>` before the extension,
+/// `N` counting them in the order they were built, from 1. A value that does not end in
+/// `.json` or `.svg` is reported on stderr when the first pool is built, and nothing
+/// records. Empty counts as unset.
+///
+/// Recording keeps every event (24 bytes each) for the pool's whole life: meant for a run
+/// one wants to look at, not for a long-lived service.
 ///
 /// ```text
 /// STEALPOOL_TIMELINE=run.json ./my-program   # then open run.json in ui.perfetto.dev
@@ -37,19 +43,51 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub const TIMELINE_ENV: &str = "STEALPOOL_TIMELINE";
 
 /// The recorder for a new pool of `num_workers` workers, if it records: the builder asked
-/// for it (`wanted`), or `TIMELINE_ENV` is set (then it also says where to save).
-pub(crate) fn recorder_for(num_workers: usize, wanted: bool) -> Option<Arc<Recorder>> {
+/// for it (`wanted`), or `TIMELINE_ENV` is set (then it also says where to save; `global`:
+/// the global pool, which saves to the variable's own path).
+pub(crate) fn recorder_for(
+    num_workers: usize,
+    wanted: bool,
+    global: bool,
+) -> Option<Arc<Recorder>> {
     static POOLS: AtomicUsize = AtomicUsize::new(0);
-    let env = std::env::var_os(TIMELINE_ENV).filter(|v| !v.is_empty());
+    let env = env_path();
     if !wanted && env.is_none() {
         return None;
     }
     let save_to = env.map(|base| {
-        // Relaxed: a unique number is all that is needed.
-        let n = POOLS.fetch_add(1, Ordering::Relaxed) + 1;
-        pool_path(Path::new(&base), n)
+        if global {
+            base
+        } else {
+            // Relaxed: a unique number is all that is needed.
+            pool_path(&base, POOLS.fetch_add(1, Ordering::Relaxed) + 1)
+        }
     });
-    Some(Recorder::new(num_workers, save_to))
+    let recorder = Recorder::new(num_workers, save_to);
+    if recorder.saves() {
+        exit::save_at_exit(&recorder);
+    }
+    Some(recorder)
+}
+
+/// The `TIMELINE_ENV` path, if it is set and names a `.json` or `.svg` file; otherwise a
+/// set-but-wrong value is reported once.
+fn env_path() -> Option<PathBuf> {
+    let value = std::env::var_os(TIMELINE_ENV).filter(|v| !v.is_empty())?;
+    let path = PathBuf::from(value);
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json" | "svg") => Some(path),
+        _ => {
+            static REPORTED: std::sync::Once = std::sync::Once::new();
+            REPORTED.call_once(|| {
+                eprintln!(
+                    "stealpool: {TIMELINE_ENV}={}: a timeline is saved as .json or .svg; not recording",
+                    path.display()
+                )
+            });
+            None
+        }
+    }
 }
 
 /// `base` with `-pool<n>` before its extension.
@@ -60,13 +98,6 @@ fn pool_path(base: &Path, n: usize) -> PathBuf {
         None => format!("{stem}-pool{n}"),
     };
     base.with_file_name(name)
-}
-
-/// The `TIMELINE_ENV` path itself, for the global pool.
-pub(crate) fn global_path() -> Option<PathBuf> {
-    std::env::var_os(TIMELINE_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
 }
 
 /// Where a job that a worker ran came from.

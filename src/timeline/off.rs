@@ -52,17 +52,6 @@ impl WorkerRecorder {
 }
 
 /// No pool records without the feature.
-pub(crate) fn recorder_for(_: usize, _: bool) -> Option<Arc<Recorder>> {
-    None
-}
-
-impl Recorder {
-    pub(crate) fn save_to(&self, _: Option<std::path::PathBuf>) {
-        match *self {}
-    }
-}
-
-/// Never read without the feature.
-pub(crate) fn global_path() -> Option<std::path::PathBuf> {
+pub(crate) fn recorder_for(_: usize, _: bool, _: bool) -> Option<Arc<Recorder>> {
     None
 }

@@ -6,6 +6,7 @@ use super::{JobSource, Timeline, TimelineEvent, TimelineEventKind};
 use crate::sync::{Arc, Mutex};
 use std::cell::Cell;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// A pool's recording.
@@ -15,7 +16,9 @@ pub(crate) struct Recorder {
     /// Injection times: injections come from any thread, so they share one lock.
     injections: Mutex<Vec<u64>>,
     /// Where to save the timeline when the pool ends (`STEALPOOL_TIMELINE`).
-    save_to: Mutex<Option<PathBuf>>,
+    save_to: Option<PathBuf>,
+    /// Saved already (when the pool ended, or at exit): saved once.
+    saved: AtomicBool,
 }
 
 impl Recorder {
@@ -24,7 +27,8 @@ impl Recorder {
             built_at: Instant::now(),
             logs: (0..num_workers).map(|_| EventLog::new()).collect(),
             injections: Mutex::new(Vec::new()),
-            save_to: Mutex::new(save_to),
+            save_to,
+            saved: AtomicBool::new(false),
         })
     }
 
@@ -33,10 +37,9 @@ impl Recorder {
         self.built_at.elapsed().as_nanos() as u64
     }
 
-    /// Saves to `path` instead when the pool ends (the global pool: the variable's own
-    /// path, not a numbered one).
-    pub(crate) fn save_to(&self, path: Option<PathBuf>) {
-        *self.save_to.lock() = path;
+    /// Whether it saves a file (`STEALPOOL_TIMELINE`).
+    pub(crate) fn saves(&self) -> bool {
+        self.save_to.is_some()
     }
 
     pub(crate) fn num_workers(&self) -> usize {
@@ -61,9 +64,12 @@ impl Recorder {
     /// for the global pool when the process exits. A failure is reported on stderr (there
     /// is no caller to return it to).
     pub(crate) fn save_if_asked(self: &Arc<Self>) {
-        let path = self.save_to.lock().clone();
-        if let Some(path) = path {
-            if let Err(err) = Timeline::new(Arc::clone(self)).save(&path) {
+        let Some(path) = &self.save_to else {
+            return;
+        };
+        // Once: the pool's end and the process's exit both ask.
+        if !self.saved.swap(true, Ordering::AcqRel) {
+            if let Err(err) = Timeline::new(Arc::clone(self)).save(path) {
                 eprintln!(
                     "stealpool: could not save the timeline to {}: {err}",
                     path.display()
