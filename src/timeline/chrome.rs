@@ -80,13 +80,7 @@ pub(super) fn write(
     injections: &[u64],
     out: impl Write,
 ) -> io::Result<()> {
-    let end = workers
-        .iter()
-        .filter_map(|events| events.last())
-        .map(|e| e.at_ns)
-        .chain(injections.last().copied())
-        .max()
-        .unwrap_or(0);
+    let end = super::last_timestamp(workers, injections);
     let mut trace = Vec::new();
     for (tid, events) in workers.iter().enumerate() {
         trace.push(TraceEvent::thread_name(tid, format!("worker {tid}")));

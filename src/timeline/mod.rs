@@ -90,6 +90,18 @@ fn env_path() -> Option<PathBuf> {
     }
 }
 
+/// The snapshot's last timestamp (0 if empty): where the exports end, and close what is
+/// still open.
+fn last_timestamp(workers: &[Vec<TimelineEvent>], injections: &[u64]) -> u64 {
+    workers
+        .iter()
+        .filter_map(|events| events.last())
+        .map(|e| e.at_ns)
+        .chain(injections.last().copied())
+        .max()
+        .unwrap_or(0)
+}
+
 /// `base` with `-pool<n>` before its extension.
 fn pool_path(base: &Path, n: usize) -> PathBuf {
     let stem = base.file_stem().unwrap_or_default().to_string_lossy();

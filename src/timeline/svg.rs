@@ -133,14 +133,7 @@ pub(super) fn write(
     injections: &[u64],
     mut out: impl Write,
 ) -> io::Result<()> {
-    let end = workers
-        .iter()
-        .filter_map(|events| events.last())
-        .map(|e| e.at_ns)
-        .chain(injections.last().copied())
-        .max()
-        .unwrap_or(0)
-        .max(1);
+    let end = super::last_timestamp(workers, injections).max(1);
     let mut jobs = [0u64; SOURCES.len()];
     for event in workers.iter().flatten() {
         if let TimelineEventKind::JobStart(source) = event.kind {
