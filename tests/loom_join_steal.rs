@@ -54,18 +54,42 @@ impl Seen {
     }
 }
 
-/// A second half: counts its runs in `runs`, writes `witness` (Relaxed: only the latch
-/// can make it visible to the owner): 1 if run inline, 2 if migrated. Returns 2 and
-/// whether it was migrated.
-fn second_half(
-    runs: &Arc<AtomicUsize>,
-    witness: &Arc<AtomicUsize>,
-) -> impl FnOnce(stealpool::FnContext) -> (u32, bool) + Send {
-    let (runs, witness) = (runs.clone(), witness.clone());
-    move |ctx| {
-        runs.fetch_add(1, Ordering::Relaxed);
-        witness.store(1 + usize::from(ctx.migrated()), Ordering::Relaxed);
-        (2, ctx.migrated())
+/// A second half and what it leaves behind: how often it ran, and its Relaxed write
+/// (only the latch can make that visible to the owner): 1 if run inline, 2 if migrated.
+struct Half {
+    runs: Arc<AtomicUsize>,
+    witness: Arc<AtomicUsize>,
+}
+
+impl Half {
+    fn new() -> Half {
+        Half {
+            runs: Arc::new(AtomicUsize::new(0)),
+            witness: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// The closure to pass to `join`: returns 2 and whether it was migrated.
+    fn closure(&self) -> impl FnOnce(stealpool::FnContext) -> (u32, bool) + Send {
+        let (runs, witness) = (self.runs.clone(), self.witness.clone());
+        move |ctx| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            witness.store(1 + usize::from(ctx.migrated()), Ordering::Relaxed);
+            (2, ctx.migrated())
+        }
+    }
+
+    /// What the owner sees of the half's write (0: nothing).
+    fn written(&self) -> usize {
+        self.witness.load(Ordering::Relaxed)
+    }
+
+    fn assert_ran_once(&self, which: &str) {
+        assert_eq!(
+            self.runs.load(Ordering::Relaxed),
+            1,
+            "{which} ran exactly once"
+        );
     }
 }
 
@@ -82,26 +106,37 @@ fn with_thief<R>(pool: &Arc<ModelPool>, owner: impl FnOnce() -> R) -> R {
     result
 }
 
-/// One `join` on the owner while the thief runs, in every interleaving: `b` runs once,
-/// `join` returns both results and sees `b`'s write. Returns what was seen across the
-/// interleavings.
-fn one_join_with_a_thief(always_promote: bool) -> std::sync::Arc<Seen> {
+/// Runs `case` in every interleaving loom explores, each on a fresh pool that promotes on
+/// every `join` (`always_promote`) or by the real rule; `case` returns whether the half
+/// it watches was migrated. Returns what was seen across the interleavings.
+fn explore(
+    always_promote: bool,
+    case: impl Fn(&Arc<ModelPool>) -> bool + Send + Sync + 'static,
+) -> std::sync::Arc<Seen> {
     let seen = std::sync::Arc::new(Seen::default());
     let seen_in_model = seen.clone();
     loom::model(move || {
         let pool = Arc::new(ModelPool::new(always_promote));
-        let runs = Arc::new(AtomicUsize::new(0));
-        let witness = Arc::new(AtomicUsize::new(0));
-        let (a, (b, migrated)) = with_thief(&pool, || {
-            let result = pool.join(|_| 1, second_half(&runs, &witness));
-            assert_ne!(witness.load(Ordering::Relaxed), 0, "b's write seen by join");
-            result
-        });
-        assert_eq!((a, b), (1, 2));
-        assert_eq!(runs.load(Ordering::Relaxed), 1, "b ran exactly once");
+        let migrated = case(&pool);
         seen_in_model.record(&pool, migrated);
     });
     seen
+}
+
+/// One `join` on the owner while the thief runs: `b` runs once, `join` returns both
+/// results and sees `b`'s write.
+fn one_join_with_a_thief(always_promote: bool) -> std::sync::Arc<Seen> {
+    explore(always_promote, |pool| {
+        let b = Half::new();
+        let (a, (b_value, migrated)) = with_thief(pool, || {
+            let result = pool.join(|_| 1, b.closure());
+            assert_ne!(b.written(), 0, "b's write seen by join");
+            result
+        });
+        assert_eq!((a, b_value), (1, 2));
+        b.assert_ran_once("b");
+        migrated
+    })
 }
 
 /// The owner promotes `b` at its `join`; the thief steals it before or after the owner
@@ -141,25 +176,22 @@ fn promotion_rescue_and_the_owners_pop_run_a_half_once() {
 /// finished (its frame holds `b`), and `b` runs exactly once.
 #[test]
 fn a_panicking_first_half_waits_for_a_stolen_second_half() {
-    let seen = std::sync::Arc::new(Seen::default());
-    let seen_in_model = seen.clone();
-    loom::model(move || {
-        let pool = Arc::new(ModelPool::new(true));
-        let runs = Arc::new(AtomicUsize::new(0));
-        let witness = Arc::new(AtomicUsize::new(0));
-        let (caught, migrated) = with_thief(&pool, || {
-            let b = second_half(&runs, &witness);
+    let seen = explore(true, |pool| {
+        let b = Half::new();
+        let caught = with_thief(pool, || {
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                pool.join(|_| std::panic::resume_unwind(Box::new("a panics")), b)
+                pool.join(
+                    |_| std::panic::resume_unwind(Box::new("a panics")),
+                    b.closure(),
+                )
             }));
-            let witnessed = witness.load(Ordering::Relaxed);
-            assert_ne!(witnessed, 0, "b finished before unwinding");
-            (caught, witnessed == 2)
+            assert_ne!(b.written(), 0, "b finished before unwinding");
+            caught
         });
         let payload = caught.expect_err("a's panic is re-raised");
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"a panics"));
-        assert_eq!(runs.load(Ordering::Relaxed), 1, "b ran exactly once");
-        seen_in_model.record(&pool, migrated);
+        b.assert_ran_once("b");
+        b.written() == 2
     });
     assert!(
         Seen::get(&seen.migrated) > 0,
@@ -176,28 +208,17 @@ fn a_panicking_first_half_waits_for_a_stolen_second_half() {
 /// runs once, and the outer `join` returns every result.
 #[test]
 fn nested_halves_are_each_run_once() {
-    let seen = std::sync::Arc::new(Seen::default());
-    let seen_in_model = seen.clone();
-    loom::model(move || {
-        let pool = Arc::new(ModelPool::new(true));
-        let runs = Arc::new(AtomicUsize::new(0));
-        let witness = Arc::new(AtomicUsize::new(0));
-        let inner_runs = Arc::new(AtomicUsize::new(0));
-        let inner_witness = Arc::new(AtomicUsize::new(0));
-        let ((a, (inner_b, _)), (b, migrated)) = with_thief(&pool, || {
-            let inner_b = second_half(&inner_runs, &inner_witness);
-            pool.join(|_| pool.join(|_| 1, inner_b), second_half(&runs, &witness))
+    let seen = explore(true, |pool| {
+        let (outer, inner) = (Half::new(), Half::new());
+        let ((a, (inner_b, _)), (b, migrated)) = with_thief(pool, || {
+            pool.join(|_| pool.join(|_| 1, inner.closure()), outer.closure())
         });
         assert_eq!((a, inner_b, b), (1, 2, 2));
-        assert_eq!(runs.load(Ordering::Relaxed), 1, "outer b ran exactly once");
-        assert_eq!(
-            inner_runs.load(Ordering::Relaxed),
-            1,
-            "inner b ran exactly once"
-        );
-        assert_ne!(witness.load(Ordering::Relaxed), 0);
-        assert_ne!(inner_witness.load(Ordering::Relaxed), 0);
-        seen_in_model.record(&pool, migrated);
+        outer.assert_ran_once("outer b");
+        inner.assert_ran_once("inner b");
+        assert_ne!(outer.written(), 0);
+        assert_ne!(inner.written(), 0);
+        migrated
     });
     assert!(
         Seen::get(&seen.migrated) > 0,

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{wait_until, watchdog};
+use common::{fib, wait_until, watchdog};
 use stealpool::{ThreadPool, ThreadPoolBuilder};
 
 const THREADS: usize = 2;
@@ -73,14 +73,6 @@ fn refuse_membarrier() -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
-    a + b
 }
 
 /// Waits until every worker is blocked inside a park (counted a park and not yet the

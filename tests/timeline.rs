@@ -8,16 +8,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::watchdog;
+use common::trace::recording_pool;
+use common::{fib, watchdog};
 use stealpool::{JobSource, ThreadPool, ThreadPoolBuilder, TimelineEventKind};
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
 
 /// Every kind of work: a join tree, outside spawns, scope spawns, a broadcast.
 fn mixed_load(pool: &ThreadPool) {
@@ -45,12 +38,7 @@ fn mixed_load(pool: &ThreadPool) {
 #[test]
 fn the_events_match_the_metrics_and_nest() {
     watchdog(60, || {
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(3)
-            .timeline(true)
-            .build()
-            .unwrap();
-        let timeline = pool.timeline().unwrap();
+        let (pool, timeline) = recording_pool(3);
         mixed_load(&pool);
         let metrics = pool.metrics();
         pool.shutdown().unwrap();
@@ -94,12 +82,7 @@ fn the_events_match_the_metrics_and_nest() {
 #[test]
 fn the_chrome_json_parses_and_balances() {
     watchdog(60, || {
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .timeline(true)
-            .build()
-            .unwrap();
-        let timeline = pool.timeline().unwrap();
+        let (pool, timeline) = recording_pool(2);
         mixed_load(&pool);
         // Not shut down: a snapshot while the workers are alive (parked or about to);
         // the export closes whatever is open.
@@ -116,12 +99,7 @@ fn the_chrome_json_parses_and_balances() {
 #[test]
 fn the_svg_of_a_long_run_stays_small() {
     watchdog(120, || {
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .timeline(true)
-            .build()
-            .unwrap();
-        let timeline = pool.timeline().unwrap();
+        let (pool, timeline) = recording_pool(2);
         pool.scope(|s| {
             for _ in 0..100_000 {
                 s.spawn(|_| {
@@ -146,12 +124,7 @@ fn the_svg_of_a_long_run_stays_small() {
 
 #[test]
 fn save_picks_the_format_from_the_extension() {
-    let pool = ThreadPoolBuilder::new()
-        .num_threads(1)
-        .timeline(true)
-        .build()
-        .unwrap();
-    let timeline = pool.timeline().unwrap();
+    let (pool, timeline) = recording_pool(1);
     pool.install(|| ());
     let dir = std::env::temp_dir().join(format!("stealpool-timeline-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -12,8 +12,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::watchdog;
-use stealpool::ThreadPoolBuilder;
+use common::trace::recording_pool;
+use common::{fib, watchdog};
 
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -21,14 +21,6 @@ fn chromium() -> Option<PathBuf> {
         .iter()
         .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
         .find(|candidate| candidate.is_file())
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
-    a + b
 }
 
 /// The `width="…" height="…"` of the SVG's root element.
@@ -68,12 +60,7 @@ fn the_svg_renders_to_a_picture_that_is_not_blank() {
         return;
     };
     watchdog(120, move || {
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .timeline(true)
-            .build()
-            .unwrap();
-        let timeline = pool.timeline().unwrap();
+        let (pool, timeline) = recording_pool(2);
         for _ in 0..5 {
             pool.install(|| fib(20));
             for _ in 0..100 {

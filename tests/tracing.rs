@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use common::{wait_parked, watchdog};
+use common::{fib, wait_parked, watchdog};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
@@ -53,14 +53,6 @@ impl Subscriber for &'static Counter {
     }
     fn enter(&self, _: &Id) {}
     fn exit(&self, _: &Id) {}
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
-    a + b
 }
 
 #[test]

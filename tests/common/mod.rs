@@ -311,3 +311,12 @@ pub fn expected_default_threads() -> Option<usize> {
         },
     }
 }
+
+/// fib with one `join` per call and no cutoff: the finest-grained fork-join load.
+pub fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}

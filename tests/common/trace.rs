@@ -3,6 +3,20 @@
 
 use std::collections::HashMap;
 
+/// A pool of `threads` workers that records a timeline, and its timeline.
+#[cfg(feature = "timeline")]
+pub fn recording_pool(threads: usize) -> (stealpool::ThreadPool, stealpool::Timeline) {
+    let pool = stealpool::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .timeline(true)
+        .build()
+        .unwrap();
+    let timeline = pool
+        .timeline()
+        .expect("a pool built with timeline(true) records");
+    (pool, timeline)
+}
+
 /// Parses `json` and checks it: a `traceEvents` array; on every track (`tid`) the
 /// timestamps never decrease and every `B` has its `E` (none left open, no `E` first);
 /// only the phases the exporter writes. Returns the number of jobs (`B` events of

@@ -101,32 +101,32 @@ impl<T> Stealer<T> {
     }
 }
 
-/// The shared FIFO queue for work from outside the pool.
+/// The shared FIFO queue for work from outside the pool: a queue with only stealers'
+/// ends, plus `push` (its steals are a `Stealer`'s).
 #[derive(Debug)]
 pub(crate) struct Injector<T> {
-    queue: Queue<T>,
+    stealer: Stealer<T>,
 }
 
 impl<T> Injector<T> {
     pub(crate) fn new() -> Self {
         Injector {
-            queue: Arc::new(Mutex::new(VecDeque::new())),
+            stealer: Stealer {
+                queue: Arc::new(Mutex::new(VecDeque::new())),
+            },
         }
     }
 
     pub(crate) fn push(&self, job: T) {
-        self.queue.lock().unwrap().push_back(job);
+        self.stealer.queue.lock().unwrap().push_back(job);
     }
+}
 
-    pub(crate) fn steal(&self) -> Steal<T> {
-        steal_from(&self.queue)
-    }
+impl<T> std::ops::Deref for Injector<T> {
+    type Target = Stealer<T>;
 
-    pub(crate) fn steal_batch_and_pop(&self, _dest: &Worker<T>) -> Steal<T> {
-        self.steal()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.queue.lock().unwrap().is_empty()
+    /// `steal`, `steal_batch_and_pop` and `is_empty` are the stealer's.
+    fn deref(&self) -> &Stealer<T> {
+        &self.stealer
     }
 }
