@@ -3,25 +3,12 @@
 //! sequential baseline beside them.
 
 use crate::harness::{interleaved, time, Plan};
+use crate::sp_work;
+use crate::workload::{fib_joins, fib_seq, partition, qs_seq, sum_seq, tree_bfs, Node, QS_CUTOFF};
 use crate::{Pools, Row};
 use std::hint::black_box;
 
 // ---- fib(n): one join per call, no cutoff ----
-
-pub fn fib_seq(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    fib_seq(n - 1) + fib_seq(n - 2)
-}
-
-fn fib_sp(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = stealpool::join(|| fib_sp(n - 1), || fib_sp(n - 2));
-    a + b
-}
 
 fn fib_rc(n: u64) -> u64 {
     if n < 2 {
@@ -39,57 +26,7 @@ fn fib_chili(s: &mut chili::Scope<'_>, n: u64) -> u64 {
     a + b
 }
 
-/// Joins made by fib(n): one per call with n >= 2, i.e. fib(n + 1) - 1.
-fn fib_joins(n: u64) -> f64 {
-    (fib_seq(n + 1) - 1) as f64
-}
-
 // ---- tree-sum: a complete binary tree of boxed nodes, one join per node ----
-
-pub struct Node {
-    value: u64,
-    left: Option<Box<Node>>,
-    right: Option<Box<Node>>,
-}
-
-/// A complete tree of `layers` layers (2^layers - 1 nodes), allocated breadth-first, so
-/// that a left-first walk and a right-first walk touch memory in the same pattern
-/// (chili runs a join's second closure first; a post-order layout would favour it).
-pub fn tree_bfs(layers: u32) -> Box<Node> {
-    let n = (1usize << layers) - 1;
-    let mut nodes: Vec<Option<Box<Node>>> = (0..n)
-        .map(|i| {
-            Some(Box::new(Node {
-                value: i as u64,
-                left: None,
-                right: None,
-            }))
-        })
-        .collect();
-    // Link bottom-up; moving a `Box` does not move its node.
-    for i in (0..n / 2).rev() {
-        let left = nodes[2 * i + 1].take();
-        let right = nodes[2 * i + 2].take();
-        let node = nodes[i].as_mut().expect("linked once");
-        node.left = left;
-        node.right = right;
-    }
-    nodes[0].take().expect("root")
-}
-
-pub fn sum_seq(node: &Node) -> u64 {
-    let l = node.left.as_deref().map_or(0, sum_seq);
-    let r = node.right.as_deref().map_or(0, sum_seq);
-    node.value + l + r
-}
-
-fn sum_sp(node: &Node) -> u64 {
-    let (l, r) = stealpool::join(
-        || node.left.as_deref().map_or(0, sum_sp),
-        || node.right.as_deref().map_or(0, sum_sp),
-    );
-    node.value + l + r
-}
 
 fn sum_rc(node: &Node) -> u64 {
     let (l, r) = rayon_core::join(
@@ -108,43 +45,6 @@ fn sum_chili(s: &mut chili::Scope<'_>, node: &Node) -> u64 {
 }
 
 // ---- quicksort: join per partition, sequential below the cutoff ----
-
-const QS_CUTOFF: usize = 1000;
-
-/// Lomuto partition around the middle element; returns the pivot's final index.
-fn partition(v: &mut [u64]) -> usize {
-    let last = v.len() - 1;
-    v.swap(v.len() / 2, last);
-    let pivot = v[last];
-    let mut store = 0;
-    for i in 0..last {
-        if v[i] < pivot {
-            v.swap(i, store);
-            store += 1;
-        }
-    }
-    v.swap(store, last);
-    store
-}
-
-pub fn qs_seq(v: &mut [u64]) {
-    if v.len() <= QS_CUTOFF {
-        return v.sort_unstable();
-    }
-    let mid = partition(v);
-    let (l, r) = v.split_at_mut(mid);
-    qs_seq(l);
-    qs_seq(&mut r[1..]);
-}
-
-fn qs_sp(v: &mut [u64]) {
-    if v.len() <= QS_CUTOFF {
-        return v.sort_unstable();
-    }
-    let mid = partition(v);
-    let (l, r) = v.split_at_mut(mid);
-    stealpool::join(|| qs_sp(l), || qs_sp(&mut r[1..]));
-}
 
 fn qs_rc(v: &mut [u64]) {
     if v.len() <= QS_CUTOFF {
@@ -169,7 +69,7 @@ fn qs_chili(s: &mut chili::Scope<'_>, v: &mut [u64]) {
 pub fn fib_rows(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
     let n = 30 - u64::from(plan.shrink);
     let expected = fib_seq(n);
-    assert_eq!(pools.sp.install(|| fib_sp(n)), expected);
+    assert_eq!(pools.sp.install(|| sp_work::fib(n)), expected);
     assert_eq!(pools.rc.install(|| fib_rc(n)), expected);
     assert_eq!(fib_chili(&mut pools.chili.scope(), n), expected);
     let m = interleaved(
@@ -178,7 +78,7 @@ pub fn fib_rows(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
             &mut || time(|| fib_seq(black_box(n))),
             &mut || time(|| pools.rc.install(|| fib_rc(black_box(n)))),
             &mut || time(|| fib_chili(&mut pools.chili.scope(), black_box(n))),
-            &mut || time(|| pools.sp.install(|| fib_sp(black_box(n)))),
+            &mut || time(|| pools.sp.install(|| sp_work::fib(black_box(n)))),
         ],
     );
     rows.push(Row::time(
@@ -204,7 +104,7 @@ pub fn fib_rows(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
             &mut || time(|| fib_seq(black_box(n))),
             &mut || time(|| rc1.install(|| fib_rc(black_box(n)))),
             &mut || time(|| fib_chili(&mut chili1.scope(), black_box(n))),
-            &mut || time(|| sp1.install(|| fib_sp(black_box(n)))),
+            &mut || time(|| sp1.install(|| sp_work::fib(black_box(n)))),
         ],
     );
     let per_join = m.iter().map(|t| t / joins).collect();
@@ -219,7 +119,7 @@ pub fn tree_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
     let layers = 22 - plan.shrink;
     let tree = tree_bfs(layers);
     let expected = sum_seq(&tree);
-    assert_eq!(pools.sp.install(|| sum_sp(&tree)), expected);
+    assert_eq!(pools.sp.install(|| sp_work::tree_sum(&tree)), expected);
     assert_eq!(pools.rc.install(|| sum_rc(&tree)), expected);
     assert_eq!(sum_chili(&mut pools.chili.scope(), &tree), expected);
     let m = interleaved(
@@ -228,7 +128,7 @@ pub fn tree_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
             &mut || time(|| sum_seq(black_box(&tree))),
             &mut || time(|| pools.rc.install(|| sum_rc(black_box(&tree)))),
             &mut || time(|| sum_chili(&mut pools.chili.scope(), black_box(&tree))),
-            &mut || time(|| pools.sp.install(|| sum_sp(black_box(&tree)))),
+            &mut || time(|| pools.sp.install(|| sp_work::tree_sum(black_box(&tree)))),
         ],
     );
     rows.push(Row::time(
@@ -259,7 +159,7 @@ pub fn quicksort_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
                 &mut || (run.borrow_mut())(&|v| qs_seq(v)),
                 &mut || (run.borrow_mut())(&|v| pools.rc.install(|| qs_rc(v))),
                 &mut || (run.borrow_mut())(&|v| qs_chili(&mut pools.chili.scope(), v)),
-                &mut || (run.borrow_mut())(&|v| pools.sp.install(|| qs_sp(v))),
+                &mut || (run.borrow_mut())(&|v| pools.sp.install(|| sp_work::quicksort(v))),
             ],
         )
     };

@@ -1,6 +1,11 @@
-//! Measuring: interleaved samples, medians and percentiles, CPU clocks.
+//! Measuring: interleaved samples, medians and percentiles, CPU clocks, and the probes
+//! that several rows (and `benches/feature-cost`) share: wake-ups, sporadic spawns,
+//! injection under load.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
 use std::time::{Duration, Instant};
 
 /// How big and how often: the full table, or `--test`'s quick check that every row runs.
@@ -94,4 +99,91 @@ pub fn spin(d: Duration) {
     while start.elapsed() < d {
         std::hint::spin_loop();
     }
+}
+
+/// A count-down the outside thread blocks on (std park/unpark; the same for both pools).
+pub struct Countdown {
+    left: AtomicUsize,
+    waiter: thread::Thread,
+}
+
+impl Countdown {
+    pub fn new(n: usize) -> Arc<Self> {
+        Arc::new(Countdown {
+            left: AtomicUsize::new(n),
+            waiter: thread::current(),
+        })
+    }
+    pub fn count_down(&self) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.waiter.unpark();
+        }
+    }
+    pub fn wait(&self) {
+        while self.left.load(Ordering::Acquire) != 0 {
+            thread::park();
+        }
+    }
+}
+
+/// One wake-up: idle 5 ms (every worker parks), then one outside `spawn`; the time until
+/// the job starts, in seconds.
+pub fn wake_sample(spawn: &dyn Fn(Box<dyn FnOnce() + Send>)) -> f64 {
+    thread::sleep(Duration::from_millis(5));
+    let (tx, rx) = mpsc::channel();
+    let t0 = Instant::now();
+    spawn(Box::new(move || {
+        let _ = tx.send(t0.elapsed());
+    }));
+    rx.recv().expect("the job ran").as_secs_f64()
+}
+
+/// CPU per second of wall time, all threads, while the caller hands one empty job per
+/// millisecond to `spawn` for `window`.
+pub fn sporadic_rate(window: Duration, spawn: &dyn Fn(Box<dyn FnOnce() + Send>)) -> f64 {
+    let p0 = process_cpu();
+    let start = Instant::now();
+    while start.elapsed() < window {
+        spawn(Box::new(|| {}));
+        thread::sleep(Duration::from_millis(1));
+    }
+    (process_cpu() - p0).as_secs_f64() / start.elapsed().as_secs_f64()
+}
+
+/// Injection under load: while a join tree keeps every worker busy for ~`load` of wall
+/// time, the outside thread spawns one empty job at a time and records how long each
+/// waited to start (a job still waiting when the tree ends counts the whole wait).
+/// Returns (p50, p90) in seconds.
+pub fn injection_latencies(
+    plan: Plan,
+    run_load: &(dyn Fn(&AtomicBool) + Sync),
+    spawn: &dyn Fn(Box<dyn FnOnce() + Send>),
+) -> (f64, f64) {
+    let mut samples = Vec::new();
+    for _ in 0..3 {
+        let started = AtomicBool::new(false);
+        let finished = AtomicBool::new(false);
+        thread::scope(|s| {
+            s.spawn(|| {
+                run_load(&started);
+                finished.store(true, Ordering::Release);
+            });
+            while !started.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+            while !finished.load(Ordering::Acquire) {
+                let (tx, rx) = mpsc::channel();
+                let t0 = Instant::now();
+                spawn(Box::new(move || {
+                    let _ = tx.send(t0.elapsed());
+                }));
+                samples.push(rx.recv().expect("the job ran").as_secs_f64());
+                thread::sleep(Duration::from_millis(1));
+            }
+        });
+        if plan.shrink > 0 {
+            break;
+        }
+    }
+    (percentile(&mut samples, 0.5), percentile(&mut samples, 0.9))
 }

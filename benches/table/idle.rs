@@ -1,30 +1,27 @@
 //! Idle and wake rows: wake latency, CPU burnt while idle, sporadic work, long leaves.
 
-use crate::harness::{percentile, process_cpu, spin, thread_cpu, time, Plan};
+use crate::harness::{
+    percentile, process_cpu, spin, sporadic_rate, thread_cpu, time, wake_sample, Plan,
+};
 use crate::{Pools, Row};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Idle 5 ms (every worker parks), then one outside spawn: the time until it starts.
-/// Returns the p50 in seconds.
-fn wake_latency(plan: Plan, spawn: &dyn Fn(Box<dyn FnOnce() + Send>)) -> f64 {
-    let mut samples = Vec::with_capacity(plan.latency_samples);
-    for _ in 0..plan.latency_samples {
-        thread::sleep(Duration::from_millis(5));
-        let (tx, rx) = mpsc::channel();
-        let t0 = Instant::now();
-        spawn(Box::new(move || {
-            let _ = tx.send(t0.elapsed());
-        }));
-        samples.push(rx.recv().expect("the job ran").as_secs_f64());
-    }
-    percentile(&mut samples, 0.5)
-}
-
 pub fn wake_latency_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
-    let rc = wake_latency(plan, &|job| pools.rc.spawn(job));
-    let sp = wake_latency(plan, &|job| pools.sp.spawn(job));
+    // One sample of each pool in turn, the first pool alternating, so that the host's
+    // drifts (frequency, which core sleeps how deeply) hit both alike.
+    let (mut rc, mut sp) = (Vec::new(), Vec::new());
+    for i in 0..plan.latency_samples {
+        if i % 2 == 0 {
+            rc.push(wake_sample(&|job| pools.rc.spawn(job)));
+            sp.push(wake_sample(&|job| pools.sp.spawn(job)));
+        } else {
+            sp.push(wake_sample(&|job| pools.sp.spawn(job)));
+            rc.push(wake_sample(&|job| pools.rc.spawn(job)));
+        }
+    }
+    let (rc, sp) = (percentile(&mut rc, 0.5), percentile(&mut sp, 0.5));
     rows.push(Row::time(
         "wake latency: idle 5 ms, one outside `spawn` starts (p50)".into(),
         vec![f64::NAN, rc, f64::NAN, sp],
@@ -106,18 +103,6 @@ pub fn idle_cpu_rows(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
         crate::fmt_cpu(handle)
     );
     rows.push(row);
-}
-
-/// CPU per second of wall time, all threads, while the caller hands one empty job per
-/// millisecond to `spawn` for `window`.
-fn sporadic_rate(window: Duration, spawn: &dyn Fn(Box<dyn FnOnce() + Send>)) -> f64 {
-    let p0 = process_cpu();
-    let start = Instant::now();
-    while start.elapsed() < window {
-        spawn(Box::new(|| {}));
-        thread::sleep(Duration::from_millis(1));
-    }
-    (process_cpu() - p0).as_secs_f64() / start.elapsed().as_secs_f64()
 }
 
 pub fn sporadic_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {

@@ -18,11 +18,15 @@ mod harness;
 mod idle;
 #[path = "par_iter.rs"]
 mod par_iter;
+mod sp_work;
 mod spawn;
+mod workload;
 
 use harness::Plan;
 use std::num::NonZero;
 use std::process::Command;
+/// The pool crate `sp_work.rs` is compiled against.
+use stealpool as sp;
 
 /// Every pool of the run, each with the same number of workers.
 pub struct Pools {
@@ -106,23 +110,23 @@ fn ratio(a: f64, b: f64) -> String {
 pub fn forkjoin_burst_sp() {
     for _ in 0..20 {
         std::hint::black_box(stealpool::join(
-            || forkjoin::fib_seq(18),
-            || forkjoin::fib_seq(18),
+            || workload::fib_seq(18),
+            || workload::fib_seq(18),
         ));
     }
 }
 pub fn forkjoin_burst_rc() {
     for _ in 0..20 {
         std::hint::black_box(rayon_core::join(
-            || forkjoin::fib_seq(18),
-            || forkjoin::fib_seq(18),
+            || workload::fib_seq(18),
+            || workload::fib_seq(18),
         ));
     }
 }
 pub fn forkjoin_burst_chili(pool: &chili::ThreadPool) {
     let mut s = pool.scope();
     for _ in 0..20 {
-        std::hint::black_box(s.join(|_| forkjoin::fib_seq(18), |_| forkjoin::fib_seq(18)));
+        std::hint::black_box(s.join(|_| workload::fib_seq(18), |_| workload::fib_seq(18)));
     }
 }
 

@@ -1,38 +1,11 @@
 //! Spawn rows: tiny scope spawns, spawns from outside the pool, and the time an outside
 //! spawn waits while the pool is saturated by a join tree (injection under load).
 
-use crate::harness::{interleaved, percentile, spin, time, Plan};
+use crate::harness::{injection_latencies, interleaved, spin, time, Countdown, Plan};
 use crate::{Pools, Row};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread;
-use std::time::{Duration, Instant};
-
-/// A count-down the outside thread blocks on (std park/unpark; the same for both pools).
-struct Countdown {
-    left: AtomicUsize,
-    waiter: thread::Thread,
-}
-
-impl Countdown {
-    fn new(n: usize) -> Arc<Self> {
-        Arc::new(Countdown {
-            left: AtomicUsize::new(n),
-            waiter: thread::current(),
-        })
-    }
-    fn count_down(&self) {
-        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.waiter.unpark();
-        }
-    }
-    fn wait(&self) {
-        while self.left.load(Ordering::Acquire) != 0 {
-            thread::park();
-        }
-    }
-}
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 pub fn scope_spawn_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
     let n = 1_000_000 >> (2 * plan.shrink);
@@ -116,20 +89,8 @@ pub fn outside_spawn_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
     ));
 }
 
-/// A join tree of `depth` levels whose leaves spin for `leaf`; returns the leaf count.
-fn spin_tree_sp(depth: u32, leaf: Duration, started: &AtomicBool) -> u64 {
-    if depth == 0 {
-        started.store(true, Ordering::Relaxed);
-        spin(leaf);
-        return 1;
-    }
-    let (a, b) = stealpool::join(
-        || spin_tree_sp(depth - 1, leaf, started),
-        || spin_tree_sp(depth - 1, leaf, started),
-    );
-    a + b
-}
-
+/// A join tree of `depth` levels whose leaves spin for `leaf`; returns the leaf count
+/// (stealpool's is `sp_work::spin_tree`).
 fn spin_tree_rc(depth: u32, leaf: Duration, started: &AtomicBool) -> u64 {
     if depth == 0 {
         started.store(true, Ordering::Relaxed);
@@ -141,44 +102,6 @@ fn spin_tree_rc(depth: u32, leaf: Duration, started: &AtomicBool) -> u64 {
         || spin_tree_rc(depth - 1, leaf, started),
     );
     a + b
-}
-
-/// Injection under load: while a join tree keeps every worker busy for ~`load` of wall
-/// time, the outside thread spawns one empty job at a time and records how long each
-/// waited to start (a job still waiting when the tree ends counts the whole wait).
-/// Returns (p50, p90) in seconds.
-fn injection_latencies(
-    plan: Plan,
-    run_load: &(dyn Fn(&AtomicBool) + Sync),
-    spawn: &dyn Fn(Box<dyn FnOnce() + Send>),
-) -> (f64, f64) {
-    let mut samples = Vec::new();
-    for _ in 0..3 {
-        let started = AtomicBool::new(false);
-        let finished = AtomicBool::new(false);
-        thread::scope(|s| {
-            s.spawn(|| {
-                run_load(&started);
-                finished.store(true, Ordering::Release);
-            });
-            while !started.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-            while !finished.load(Ordering::Acquire) {
-                let (tx, rx) = mpsc::channel();
-                let t0 = Instant::now();
-                spawn(Box::new(move || {
-                    let _ = tx.send(t0.elapsed());
-                }));
-                samples.push(rx.recv().expect("the job ran").as_secs_f64());
-                thread::sleep(Duration::from_millis(1));
-            }
-        });
-        if plan.shrink > 0 {
-            break;
-        }
-    }
-    (percentile(&mut samples, 0.5), percentile(&mut samples, 0.9))
 }
 
 pub fn injection_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
@@ -195,7 +118,9 @@ pub fn injection_row(plan: Plan, pools: &Pools, rows: &mut Vec<Row>) {
     let sp = injection_latencies(
         plan,
         &|started| {
-            pools.sp.install(|| spin_tree_sp(depth, leaf, started));
+            pools
+                .sp
+                .install(|| crate::sp_work::spin_tree(depth, leaf, started));
         },
         &|job| pools.sp.spawn(job),
     );
