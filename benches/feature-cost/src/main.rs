@@ -1,0 +1,350 @@
+//! What does compiling the worker timeline in cost when nothing is recorded?
+//!
+//! Issue 11 asks that no row of the benchmark table (`benches/table`) be more than 3%
+//! slower with the `timeline` feature compiled in (recording off) than without it. Run
+//! as two programs, the comparison drowns in this host's drift between runs (the wake
+//! row moved by 8% between identical builds). So this program links **both builds into
+//! one process**: `stealpool` with its default features and `stealpool-off`, the same
+//! source without `timeline` (see `off/Cargo.toml`). Every row of the table runs the
+//! table's own workloads (`benches/table/sp_work.rs`) on both, one sample of each in
+//! turn, the first of the pair alternating, so a drift hits both builds alike.
+//!
+//! ```text
+//! cargo run --release --manifest-path benches/feature-cost/Cargo.toml
+//! cargo run --release --manifest-path benches/feature-cost/Cargo.toml -- --test  # smoke
+//! ```
+//!
+//! It prints one markdown table: each row's median in both builds, their quotient, and
+//! the median of the per-pair quotients. `STEALPOOL_BENCH_THREADS` sets the workers
+//! (default: logical CPUs), as for the table.
+
+// `candidate.rs` (and the table's `sp_work.rs` in it) is compiled once per build, on
+// purpose: each copy names its own build's crate as `sp`.
+#![allow(clippy::duplicate_mod)]
+
+// The table's measuring code; not every probe of it is used here.
+#[allow(dead_code)]
+#[path = "../../table/harness.rs"]
+mod harness;
+#[path = "../../table/workload.rs"]
+mod workload;
+
+mod off;
+mod on;
+
+use harness::{injection_latencies, percentile, sporadic_rate, time, wake_sample, Plan};
+use std::sync::atomic::AtomicBool;
+use std::thread;
+use std::time::Duration;
+use workload::{fib_joins, fib_seq, qs_seq, sum_seq, tree_bfs, Node};
+
+/// What a row needs from one build (`candidate.rs`, compiled once per build).
+pub trait Candidate: Sync {
+    fn name(&self) -> &'static str;
+    /// `spawn` onto the pool of every worker.
+    fn spawn(&self, job: Box<dyn FnOnce() + Send>);
+    /// fib(n) with a `join` per call, on one worker or on every worker.
+    fn fib(&self, n: u64, one: bool) -> u64;
+    fn tree_sum(&self, tree: &Node) -> u64;
+    fn quicksort(&self, v: &mut [u64]);
+    /// `n` empty `Scope::spawn`s in one scope.
+    fn scope_spawns(&self, n: usize, one: bool);
+    /// The injection row's load: a join tree of spinning leaves.
+    fn spin_tree(&self, depth: u32, leaf: Duration, started: &AtomicBool) -> u64;
+    /// `install(join(spin(leaf), spin(leaf)))`.
+    fn join_leaves(&self, leaf: Duration);
+}
+
+/// One row's samples, `[on, off]`, taken in pairs.
+struct Samples {
+    name: String,
+    unit: &'static str,
+    scale: f64,
+    pairs: Vec<[f64; 2]>,
+}
+
+impl Samples {
+    /// `rounds` pairs of `sample` (one per build), the first build alternating.
+    fn take(
+        name: String,
+        rounds: usize,
+        builds: [&dyn Candidate; 2],
+        sample: &mut dyn FnMut(&dyn Candidate) -> f64,
+    ) -> Samples {
+        // One warm-up each.
+        sample(builds[0]);
+        sample(builds[1]);
+        let pairs = (0..rounds)
+            .map(|i| {
+                if i % 2 == 0 {
+                    let a = sample(builds[0]);
+                    [a, sample(builds[1])]
+                } else {
+                    let b = sample(builds[1]);
+                    [sample(builds[0]), b]
+                }
+            })
+            .collect();
+        Samples {
+            name,
+            unit: "time",
+            scale: 1.0,
+            pairs,
+        }
+    }
+
+    /// The row in `unit`s: medians per build, their quotient, the median pair quotient.
+    fn line(&self) -> String {
+        let mut on: Vec<f64> = self.pairs.iter().map(|p| p[0] * self.scale).collect();
+        let mut off: Vec<f64> = self.pairs.iter().map(|p| p[1] * self.scale).collect();
+        let mut q: Vec<f64> = self.pairs.iter().map(|p| p[0] / p[1]).collect();
+        let (on, off) = (percentile(&mut on, 0.5), percentile(&mut off, 0.5));
+        let fmt = |v: f64| match self.unit {
+            "cpu" => format!("{:.2} ms/s", v * 1e3),
+            _ => fmt_time(v),
+        };
+        format!(
+            "| {} | {} | {} | {:.3} | {:.3} | {} |",
+            self.name,
+            fmt(on),
+            fmt(off),
+            on / off,
+            percentile(&mut q, 0.5),
+            self.pairs.len()
+        )
+    }
+}
+
+fn fmt_time(s: f64) -> String {
+    match s {
+        s if s >= 1.0 => format!("{s:.2} s"),
+        s if s >= 1e-3 => format!("{:.2} ms", s * 1e3),
+        s if s >= 1e-6 => format!("{:.1} µs", s * 1e6),
+        s => format!("{:.2} ns", s * 1e9),
+    }
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--test");
+    let plan = if quick { Plan::quick() } else { Plan::full() };
+    let threads = std::env::var("STEALPOOL_BENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(num_threads);
+    // `FEATURE_COST_CONTROL=1`: both columns the default build (an A/A run), to see the
+    // method's own noise.
+    let control = std::env::var_os("FEATURE_COST_CONTROL").is_some();
+    type Make = fn(usize) -> Box<dyn Candidate>;
+    let make: [Make; 2] = [
+        |threads| Box::new(on::candidate::Build::new("on", threads)),
+        if control {
+            |threads| Box::new(on::candidate::Build::new("on", threads))
+        } else {
+            |threads| Box::new(off::candidate::Build::new("off", threads))
+        },
+    ];
+    let (first, second) = (make[0](threads), make[1](threads));
+    let builds: [&dyn Candidate; 2] = [&*first, &*second];
+    on::check_not_recording(&on::candidate::Build::new("on", 1));
+    let rounds = plan.rounds;
+    let shrink = plan.shrink;
+    // `TABLE_ROWS=fib,wake` runs only those rows (the table's keys: fib, tree, quicksort,
+    // scope, outside, wake, sporadic, leaves, injection).
+    let only = std::env::var("TABLE_ROWS").ok();
+    let want = |key: &str| {
+        only.as_deref()
+            .map_or(true, |o| o.split(',').any(|k| k == key))
+    };
+    let mut rows = Vec::new();
+
+    // Fork-join rows.
+    if want("fib") {
+        let n = 30 - u64::from(shrink);
+        for b in builds {
+            assert_eq!(b.fib(n, false), fib_seq(n), "{}", b.name());
+        }
+        rows.push(Samples::take(
+            format!("join-fib({n}), every worker"),
+            rounds,
+            builds,
+            &mut |b| secs(time(|| b.fib(n, false))),
+        ));
+        let joins = fib_joins(n);
+        let mut per_join = Samples::take(
+            "same, 1 worker: time per join".into(),
+            rounds,
+            builds,
+            &mut |b| secs(time(|| b.fib(n, true))),
+        );
+        per_join.scale = 1.0 / joins;
+        rows.push(per_join);
+    }
+
+    if want("tree") {
+        let layers = 22 - shrink;
+        let tree = tree_bfs(layers);
+        let expected = sum_seq(&tree);
+        rows.push(Samples::take(
+            format!("tree-sum, 2^{layers} nodes"),
+            rounds,
+            builds,
+            &mut |b| {
+                let mut sum = 0;
+                let t = time(|| sum = b.tree_sum(&tree));
+                assert_eq!(sum, expected);
+                secs(t)
+            },
+        ));
+    }
+
+    if want("quicksort") {
+        let len = 4_000_000 >> shrink;
+        let mut rng = fastrand::Rng::with_seed(7);
+        let input: Vec<u64> = (0..len).map(|_| rng.u64(..)).collect();
+        let mut sorted = input.clone();
+        qs_seq(&mut sorted);
+        let mut buf = input.clone();
+        rows.push(Samples::take(
+            format!("quicksort {}M u64", len as f64 / 1e6),
+            rounds,
+            builds,
+            &mut |b| {
+                buf.copy_from_slice(&input);
+                let t = time(|| b.quicksort(&mut buf));
+                assert!(buf == sorted, "{}: wrong order", b.name());
+                secs(t)
+            },
+        ));
+    }
+
+    // Spawn rows.
+    if want("scope") {
+        let n = 1_000_000 >> (2 * shrink);
+        for one in [false, true] {
+            let who = if one { "1 worker" } else { "every worker" };
+            rows.push(Samples::take(
+                format!("{n} tiny `Scope::spawn`s, {who}"),
+                rounds.div_ceil(2),
+                builds,
+                &mut |b| secs(time(|| b.scope_spawns(n, one))),
+            ));
+        }
+    }
+
+    if want("outside") {
+        let n = 200_000 >> (2 * shrink);
+        rows.push(Samples::take(
+            format!("{n} `spawn`s from a non-pool thread"),
+            rounds,
+            builds,
+            &mut |b| {
+                let done = harness::Countdown::new(n);
+                secs(time(|| {
+                    for _ in 0..n {
+                        let done = done.clone();
+                        b.spawn(Box::new(move || done.count_down()));
+                    }
+                    done.wait();
+                }))
+            },
+        ));
+    }
+
+    // Idle and wake rows.
+    if want("wake") {
+        // Fresh pools every `per` pairs, built in alternating order: a pool's own luck
+        // (where its threads and memory landed) moved this row by up to 5% between two
+        // pools of the same build, so it is averaged over many pools.
+        let (generations, per) = if quick { (2, 3) } else { (20, 40) };
+        let mut pairs = Vec::new();
+        for g in 0..generations {
+            let (a, b) = if g % 2 == 0 {
+                let a = make[0](threads);
+                (a, make[1](threads))
+            } else {
+                let b = make[1](threads);
+                (make[0](threads), b)
+            };
+            let row = Samples::take(String::new(), per, [&*a, &*b], &mut |b| {
+                wake_sample(&|job| b.spawn(job))
+            });
+            pairs.extend(row.pairs);
+        }
+        rows.push(Samples {
+            name: format!(
+                "wake latency: idle 5 ms, one outside `spawn` starts ({generations} × {per} pairs of fresh pools)"
+            ),
+            unit: "time",
+            scale: 1.0,
+            pairs,
+        });
+    }
+
+    if want("sporadic") {
+        let mut sporadic = Samples::take(
+            "sporadic: one empty outside `spawn` per ms (CPU, all threads)".into(),
+            if quick { 1 } else { 11 },
+            builds,
+            &mut |b| sporadic_rate(plan.window, &|job| b.spawn(job)),
+        );
+        sporadic.unit = "cpu";
+        rows.push(sporadic);
+    }
+
+    if want("leaves") {
+        let leaf = Duration::from_millis(5) / (1 << shrink);
+        rows.push(Samples::take(
+            format!("long leaves: idle 5 ms, `install(join(spin {leaf:?}, spin {leaf:?}))`"),
+            rounds,
+            builds,
+            &mut |b| {
+                thread::sleep(Duration::from_millis(5));
+                secs(time(|| b.join_leaves(leaf)))
+            },
+        ));
+    }
+
+    // Injection under load: one load run per sample, its p90.
+    if want("injection") {
+        let leaf = Duration::from_micros(20);
+        let depth = 13 + threads.max(1).ilog2() - shrink;
+        rows.push(Samples::take(
+            format!("injection under load: 2^{depth} × 20 µs join tree, outside `spawn` (p90)"),
+            if quick { 1 } else { 9 },
+            builds,
+            &mut |b| {
+                let one_run = Plan { shrink: 1, ..plan };
+                injection_latencies(
+                    one_run,
+                    &|started| {
+                        b.spin_tree(depth, leaf, started);
+                    },
+                    &|job| b.spawn(job),
+                )
+                .1
+            },
+        ));
+    }
+
+    drop((first, second));
+    if control {
+        println!("FEATURE_COST_CONTROL: both columns are the default build (A/A).\n");
+    }
+    if quick {
+        println!("--test: a smoke run at reduced sizes; the figures are not results.\n");
+    }
+    println!("{threads} workers per pool; both builds in this one process, samples in pairs.\n");
+    println!("| row | timeline compiled in (off) | compiled out | in / out | median pair in / out | pairs |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for row in &rows {
+        println!("{}", row.line());
+    }
+}
+
+fn num_threads() -> usize {
+    thread::available_parallelism().map_or(1, |n| n.get())
+}
