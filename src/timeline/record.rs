@@ -46,7 +46,10 @@ impl Recorder {
         self.logs.len()
     }
 
-    /// A job was pushed on the injector (from any thread).
+    /// A job was pushed on the injector (from any thread). Out of line and cold, as every
+    /// recording body: the injecting path keeps only the test of the `Option`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn injected(&self) {
         let at = self.now();
         self.injections.lock().push(at);
@@ -81,9 +84,16 @@ impl Recorder {
 
 /// A worker's side of the recording: whether the pool records, the writer of the
 /// worker's log, and the source of the job it is about to run. Lives in the
-/// `WorkerThread`, so only the worker's own thread uses it.
+/// `WorkerThread`, so only the worker's own thread uses it. One word: with recording
+/// off the feature adds a null pointer to the worker and a test of it to the hot paths.
 pub(crate) struct WorkerRecorder {
-    log: Option<(Arc<Recorder>, usize)>,
+    log: Option<Box<WorkerLog>>,
+}
+
+/// A recording worker's state (boxed: only recording workers pay for it).
+struct WorkerLog {
+    recorder: Arc<Recorder>,
+    index: usize,
     /// Where the next job comes from; set where the job was taken (`note_source`), and
     /// back to `Local` once used, since most jobs are local pops, which note nothing.
     source: Cell<JobSource>,
@@ -93,8 +103,13 @@ impl WorkerRecorder {
     /// The recorder of worker `index`: one per worker, since it is its log's only writer.
     pub(crate) fn new(recorder: Option<&Arc<Recorder>>, index: usize) -> WorkerRecorder {
         WorkerRecorder {
-            log: recorder.map(|r| (Arc::clone(r), index)),
-            source: Cell::new(JobSource::Local),
+            log: recorder.map(|r| {
+                Box::new(WorkerLog {
+                    recorder: Arc::clone(r),
+                    index,
+                    source: Cell::new(JobSource::Local),
+                })
+            }),
         }
     }
 
@@ -106,43 +121,69 @@ impl WorkerRecorder {
     /// The job taken next came from `source`.
     #[inline(always)]
     pub(crate) fn note_source(&self, source: JobSource) {
-        if self.is_on() {
-            self.source.set(source);
+        if let Some(log) = &self.log {
+            log.source.set(source);
         }
     }
 
+    #[inline(always)]
     pub(crate) fn job_start(&self) {
-        let source = self.source.replace(JobSource::Local);
-        self.push(TimelineEventKind::JobStart(source));
+        if let Some(log) = &self.log {
+            log.job_start();
+        }
     }
 
+    #[inline(always)]
     pub(crate) fn job_end(&self) {
         self.push(TimelineEventKind::JobEnd);
     }
 
+    #[inline(always)]
     pub(crate) fn park(&self) {
         self.push(TimelineEventKind::Park);
     }
 
+    #[inline(always)]
     pub(crate) fn unpark(&self) {
         self.push(TimelineEventKind::Unpark);
     }
 
+    #[inline(always)]
     pub(crate) fn promotion(&self) {
         self.push(TimelineEventKind::Promotion);
     }
 
-    #[inline]
+    /// With recording off, all that the hot paths carry: a test of the pointer. The
+    /// recording itself is out of line and cold, so that the code around each call site
+    /// (the park and wake-up paths, `execute`) stays as compact as without the feature:
+    /// those paths run with cold caches after an idle spell, and every extra cache line
+    /// of code on them cost the wake-up row ~1-5% (`docs/performance.md`).
+    #[inline(always)]
     fn push(&self, kind: TimelineEventKind) {
-        if let Some((recorder, index)) = &self.log {
-            let event = TimelineEvent {
-                at_ns: recorder.now(),
-                kind,
-            };
-            // SAFETY: this `WorkerRecorder` is the only one for worker `index` (`new`'s
-            // contract, one per `WorkerThread`), it is not `Sync`, and `push` does not
-            // call back into it: its thread is the log's only writer.
-            unsafe { recorder.logs[*index].push(event) };
+        if let Some(log) = &self.log {
+            log.push(kind);
         }
+    }
+}
+
+impl WorkerLog {
+    #[cold]
+    #[inline(never)]
+    fn job_start(&self) {
+        let source = self.source.replace(JobSource::Local);
+        self.push(TimelineEventKind::JobStart(source));
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push(&self, kind: TimelineEventKind) {
+        let event = TimelineEvent {
+            at_ns: self.recorder.now(),
+            kind,
+        };
+        // SAFETY: this `WorkerLog` is the only one for worker `index` (`WorkerRecorder::
+        // new`'s contract, one per `WorkerThread`), it is not `Sync`, and `push` does not
+        // call back into it: its thread is the log's only writer.
+        unsafe { self.recorder.logs[self.index].push(event) };
     }
 }

@@ -284,7 +284,9 @@ impl WorkerThread {
         unsafe { job.execute() }
     }
 
-    /// `execute` with the job's start and end on the timeline.
+    /// `execute` with the job's start and end on the timeline (out of line and cold: see
+    /// `WorkerRecorder::push`).
+    #[cold]
     #[inline(never)]
     fn execute_recorded(&self, job: JobRef) {
         self.timeline.job_start();
