@@ -57,6 +57,7 @@ mod spawn;
 mod sync;
 mod thread_pool;
 #[cfg(feature = "timeline")]
+#[path = "timeline/on.rs"]
 mod timeline;
 #[cfg(not(feature = "timeline"))]
 #[path = "timeline/off.rs"]
@@ -84,7 +85,8 @@ pub use crate::thread_pool::{
     wait_idle, yield_local, yield_now, ThreadPool, WaitError, Yield,
 };
 #[cfg(feature = "timeline")]
-pub use crate::timeline::{JobSource, Timeline, TimelineEvent, TimelineEventKind, TIMELINE_ENV};
+#[doc(inline)]
+pub use stealpool_timeline::{JobSource, Timeline, TimelineEvent, TimelineEventKind, TIMELINE_ENV};
 
 use std::marker::PhantomData;
 

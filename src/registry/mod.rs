@@ -64,7 +64,8 @@ pub(crate) struct Registry {
     /// the main loop, so it never stops.
     current_thread_worker: bool,
     /// The worker timeline, if this pool records one.
-    recorder: Option<Arc<Recorder>>,
+    /// (std's `Arc`, also under loom: the recording is not part of any model.)
+    recorder: Option<std::sync::Arc<Recorder>>,
 }
 
 /// What the registry knows about one worker.
@@ -150,7 +151,7 @@ impl Registry {
 
     /// The pool's timeline recorder, if it records one.
     #[inline]
-    pub(crate) fn recorder(&self) -> Option<&Arc<Recorder>> {
+    pub(crate) fn recorder(&self) -> Option<&std::sync::Arc<Recorder>> {
         self.recorder.as_ref()
     }
 

@@ -250,11 +250,7 @@ pub fn wait_idle() -> Result<(), WaitError> {
 /// ```
 #[cfg(feature = "timeline")]
 pub fn timeline() -> Option<crate::Timeline> {
-    with_current_registry(|registry| {
-        registry
-            .recorder()
-            .map(|r| crate::Timeline::new(Arc::clone(r)))
-    })
+    with_current_registry(|registry| registry.recorder().map(|r| r.timeline()))
 }
 
 /// Runs `f` on the registry of the pool the caller is a worker of, else the global one.

@@ -317,9 +317,7 @@ impl ThreadPool {
     /// ```
     #[cfg(feature = "timeline")]
     pub fn timeline(&self) -> Option<crate::Timeline> {
-        self.registry
-            .recorder()
-            .map(|r| crate::Timeline::new(Arc::clone(r)))
+        self.registry.recorder().map(|r| r.timeline())
     }
 
     fn check_not_own_worker(&self) -> Result<(), WaitError> {

@@ -1,7 +1,7 @@
 //! The timeline compiled out (no `timeline` feature): the scheduler's hooks are no-ops
 //! that the compiler removes, and no pool can record.
 
-use crate::sync::Arc;
+use std::sync::Arc;
 
 /// Where a job came from (the scheduler notes it; nothing reads it here).
 #[derive(Clone, Copy)]

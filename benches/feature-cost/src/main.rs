@@ -12,11 +12,16 @@
 //! ```text
 //! cargo run --release --manifest-path benches/feature-cost/Cargo.toml
 //! cargo run --release --manifest-path benches/feature-cost/Cargo.toml -- --test  # smoke
+//! cargo run --release --manifest-path benches/feature-cost/Cargo.toml -- --processes 5
 //! ```
 //!
 //! It prints one markdown table: each row's median in both builds, their quotient, and
-//! the median of the per-pair quotients. `STEALPOOL_BENCH_THREADS` sets the workers
-//! (default: logical CPUs), as for the table.
+//! the median of the per-pair quotients. With `--processes N` it runs the measurement in
+//! N processes in turn and prints each row's quotient per process and their median (a
+//! process's own address-space luck moves some rows in both builds alike).
+//! `STEALPOOL_BENCH_THREADS` sets the workers (default: logical CPUs), as for the table;
+//! `TABLE_ROWS=wake,fib` picks rows; `FEATURE_COST_CONTROL=1` puts the default build in
+//! both columns (an A/A run: the method's own noise).
 
 // `candidate.rs` (and the table's `sp_work.rs` in it) is compiled once per build, on
 // purpose: each copy names its own build's crate as `sp`.
@@ -63,34 +68,78 @@ struct Samples {
     pairs: Vec<[f64; 2]>,
 }
 
-impl Samples {
-    /// `rounds` pairs of `sample` (one per build), the first build alternating.
+/// Builds one build's pools.
+type Make = fn(usize) -> Box<dyn Candidate>;
+
+/// Takes a row's samples on fresh pools: `generations` times, both builds' pools are
+/// built anew (in alternating order) and give `per` pairs. A pool's own luck (where its
+/// threads' stacks and its memory landed) moved rows by up to 40% between two pools of
+/// the *same* build (the 1-worker `join` row is bimodal), so a row is averaged over many
+/// pools rather than measured on one.
+struct Runner {
+    make: [Make; 2],
+    threads: usize,
+    /// Scales the generations down for `--test`.
+    quick: bool,
+}
+
+impl Runner {
     fn take(
+        &self,
         name: String,
-        rounds: usize,
-        builds: [&dyn Candidate; 2],
+        generations: usize,
+        per: usize,
         sample: &mut dyn FnMut(&dyn Candidate) -> f64,
     ) -> Samples {
-        // One warm-up each.
-        sample(builds[0]);
-        sample(builds[1]);
-        let pairs = (0..rounds)
-            .map(|i| {
-                if i % 2 == 0 {
-                    let a = sample(builds[0]);
-                    [a, sample(builds[1])]
-                } else {
-                    let b = sample(builds[1]);
-                    [sample(builds[0]), b]
-                }
-            })
-            .collect();
+        let generations = if self.quick { 1 } else { generations };
+        let mut pairs = Vec::with_capacity(generations * per);
+        for g in 0..generations {
+            let (a, b) = if g % 2 == 0 {
+                let a = (self.make[0])(self.threads);
+                (a, (self.make[1])(self.threads))
+            } else {
+                let b = (self.make[1])(self.threads);
+                ((self.make[0])(self.threads), b)
+            };
+            pairs.extend(pairs_of(per, [&*a, &*b], sample));
+        }
         Samples {
             name,
             unit: "time",
             scale: 1.0,
             pairs,
         }
+    }
+}
+
+/// `per` pairs of `sample` (one per build), after a warm-up of each; the first of each
+/// pair alternates.
+fn pairs_of(
+    per: usize,
+    builds: [&dyn Candidate; 2],
+    sample: &mut dyn FnMut(&dyn Candidate) -> f64,
+) -> Vec<[f64; 2]> {
+    sample(builds[0]);
+    sample(builds[1]);
+    (0..per)
+        .map(|i| {
+            if i % 2 == 0 {
+                let a = sample(builds[0]);
+                [a, sample(builds[1])]
+            } else {
+                let b = sample(builds[1]);
+                [sample(builds[0]), b]
+            }
+        })
+        .collect()
+}
+
+impl Samples {
+    /// The quotient of the two builds' medians.
+    fn ratio(&self) -> f64 {
+        let mut on: Vec<f64> = self.pairs.iter().map(|p| p[0]).collect();
+        let mut off: Vec<f64> = self.pairs.iter().map(|p| p[1]).collect();
+        percentile(&mut on, 0.5) / percentile(&mut off, 0.5)
     }
 
     /// The row in `unit`s: medians per build, their quotient, the median pair quotient.
@@ -129,6 +178,72 @@ fn secs(d: Duration) -> f64 {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().position(|a| a == "--processes") {
+        Some(i) => {
+            let n = args
+                .get(i + 1)
+                .and_then(|n| n.parse().ok())
+                .filter(|&n| n > 0)
+                .expect("--processes takes a positive count");
+            let mut rest = args.clone();
+            rest.drain(i..i + 2);
+            across_processes(n, &rest);
+        }
+        None => measure(),
+    }
+}
+
+/// Runs the whole measurement in `n` processes, one after the other, and prints each
+/// row's in / out quotient per process and their median. A process's own luck (where
+/// ASLR put its stacks and heap) moved some rows by up to 40% in both builds alike (the
+/// 1-worker `join` row is bimodal between processes), so one process is not enough.
+fn across_processes(n: usize, args: &[String]) {
+    let exe = std::env::current_exe().expect("this program's path");
+    let mut names: Vec<String> = Vec::new();
+    let mut ratios: Vec<Vec<f64>> = Vec::new();
+    for i in 0..n {
+        let out = std::process::Command::new(&exe)
+            .args(args)
+            .env("FEATURE_COST_CHILD", "1")
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("run a measuring process");
+        assert!(out.status.success(), "measuring process {i} failed");
+        let text = String::from_utf8(out.stdout).expect("UTF-8 output");
+        for (row, line) in text
+            .lines()
+            .filter_map(|l| l.strip_prefix("ROW\t"))
+            .enumerate()
+        {
+            let (name, ratio) = line.rsplit_once('\t').expect("name and ratio");
+            if i == 0 {
+                names.push(name.to_string());
+                ratios.push(Vec::new());
+            }
+            ratios[row].push(ratio.parse().expect("a quotient"));
+        }
+        eprintln!("process {} of {n} done", i + 1);
+    }
+    if std::env::var_os("FEATURE_COST_CONTROL").is_some() {
+        println!("FEATURE_COST_CONTROL: both columns are the default build (A/A).\n");
+    }
+    println!("{n} processes; each row's in / out quotient of medians, per process.\n");
+    println!("| row | in / out, each process | median | max |");
+    println!("| --- | --- | ---: | ---: |");
+    for (name, mut r) in names.into_iter().zip(ratios) {
+        let each: Vec<String> = r.iter().map(|q| format!("{q:.3}")).collect();
+        let max = r.iter().copied().fold(f64::MIN, f64::max);
+        println!(
+            "| {name} | {} | {:.3} | {max:.3} |",
+            each.join(" "),
+            percentile(&mut r, 0.5)
+        );
+    }
+}
+
+/// One process's measurement: every row, both builds, printed as a markdown table.
+fn measure() {
     let quick = std::env::args().any(|a| a == "--test");
     let plan = if quick { Plan::quick() } else { Plan::full() };
     let threads = std::env::var("STEALPOOL_BENCH_THREADS")
@@ -138,7 +253,6 @@ fn main() {
     // `FEATURE_COST_CONTROL=1`: both columns the default build (an A/A run), to see the
     // method's own noise.
     let control = std::env::var_os("FEATURE_COST_CONTROL").is_some();
-    type Make = fn(usize) -> Box<dyn Candidate>;
     let make: [Make; 2] = [
         |threads| Box::new(on::candidate::Build::new("on", threads)),
         if control {
@@ -147,10 +261,14 @@ fn main() {
             |threads| Box::new(off::candidate::Build::new("off", threads))
         },
     ];
-    let (first, second) = (make[0](threads), make[1](threads));
-    let builds: [&dyn Candidate; 2] = [&*first, &*second];
     on::check_not_recording(&on::candidate::Build::new("on", 1));
-    let rounds = plan.rounds;
+    let run = Runner {
+        make,
+        threads,
+        quick,
+    };
+    // The table takes 31 samples of a throughput row; here 8 generations of 4 pairs.
+    let (generations, per) = if quick { (1, 1) } else { (8, 4) };
     let shrink = plan.shrink;
     // `TABLE_ROWS=fib,wake` runs only those rows (the table's keys: fib, tree, quicksort,
     // scope, outside, wake, sporadic, leaves, injection).
@@ -164,21 +282,25 @@ fn main() {
     // Fork-join rows.
     if want("fib") {
         let n = 30 - u64::from(shrink);
-        for b in builds {
-            assert_eq!(b.fib(n, false), fib_seq(n), "{}", b.name());
-        }
-        rows.push(Samples::take(
+        let expected = fib_seq(n);
+        let fib = |b: &dyn Candidate, one: bool| {
+            let mut result = 0;
+            let t = time(|| result = b.fib(n, one));
+            assert_eq!(result, expected, "{}", b.name());
+            secs(t)
+        };
+        rows.push(run.take(
             format!("join-fib({n}), every worker"),
-            rounds,
-            builds,
-            &mut |b| secs(time(|| b.fib(n, false))),
+            generations,
+            per,
+            &mut |b| fib(b, false),
         ));
         let joins = fib_joins(n);
-        let mut per_join = Samples::take(
+        let mut per_join = run.take(
             "same, 1 worker: time per join".into(),
-            rounds,
-            builds,
-            &mut |b| secs(time(|| b.fib(n, true))),
+            generations,
+            per,
+            &mut |b| fib(b, true),
         );
         per_join.scale = 1.0 / joins;
         rows.push(per_join);
@@ -188,10 +310,10 @@ fn main() {
         let layers = 22 - shrink;
         let tree = tree_bfs(layers);
         let expected = sum_seq(&tree);
-        rows.push(Samples::take(
+        rows.push(run.take(
             format!("tree-sum, 2^{layers} nodes"),
-            rounds,
-            builds,
+            generations,
+            per,
             &mut |b| {
                 let mut sum = 0;
                 let t = time(|| sum = b.tree_sum(&tree));
@@ -208,10 +330,10 @@ fn main() {
         let mut sorted = input.clone();
         qs_seq(&mut sorted);
         let mut buf = input.clone();
-        rows.push(Samples::take(
+        rows.push(run.take(
             format!("quicksort {}M u64", len as f64 / 1e6),
-            rounds,
-            builds,
+            generations,
+            per,
             &mut |b| {
                 buf.copy_from_slice(&input);
                 let t = time(|| b.quicksort(&mut buf));
@@ -226,10 +348,10 @@ fn main() {
         let n = 1_000_000 >> (2 * shrink);
         for one in [false, true] {
             let who = if one { "1 worker" } else { "every worker" };
-            rows.push(Samples::take(
+            rows.push(run.take(
                 format!("{n} tiny `Scope::spawn`s, {who}"),
-                rounds.div_ceil(2),
-                builds,
+                generations,
+                per.div_ceil(2),
                 &mut |b| secs(time(|| b.scope_spawns(n, one))),
             ));
         }
@@ -237,10 +359,10 @@ fn main() {
 
     if want("outside") {
         let n = 200_000 >> (2 * shrink);
-        rows.push(Samples::take(
+        rows.push(run.take(
             format!("{n} `spawn`s from a non-pool thread"),
-            rounds,
-            builds,
+            generations,
+            per,
             &mut |b| {
                 let done = harness::Countdown::new(n);
                 secs(time(|| {
@@ -256,39 +378,22 @@ fn main() {
 
     // Idle and wake rows.
     if want("wake") {
-        // Fresh pools every `per` pairs, built in alternating order: a pool's own luck
-        // (where its threads and memory landed) moved this row by up to 5% between two
-        // pools of the same build, so it is averaged over many pools.
-        let (generations, per) = if quick { (2, 3) } else { (20, 40) };
-        let mut pairs = Vec::new();
-        for g in 0..generations {
-            let (a, b) = if g % 2 == 0 {
-                let a = make[0](threads);
-                (a, make[1](threads))
-            } else {
-                let b = make[1](threads);
-                (make[0](threads), b)
-            };
-            let row = Samples::take(String::new(), per, [&*a, &*b], &mut |b| {
-                wake_sample(&|job| b.spawn(job))
-            });
-            pairs.extend(row.pairs);
-        }
-        rows.push(Samples {
-            name: format!(
-                "wake latency: idle 5 ms, one outside `spawn` starts ({generations} × {per} pairs of fresh pools)"
+        let (generations, per) = if quick { (1, 3) } else { (20, 40) };
+        rows.push(run.take(
+            format!(
+                "wake latency: idle 5 ms, one outside `spawn` starts ({generations} × {per} pairs)"
             ),
-            unit: "time",
-            scale: 1.0,
-            pairs,
-        });
+            generations,
+            per,
+            &mut |b| wake_sample(&|job| b.spawn(job)),
+        ));
     }
 
     if want("sporadic") {
-        let mut sporadic = Samples::take(
+        let mut sporadic = run.take(
             "sporadic: one empty outside `spawn` per ms (CPU, all threads)".into(),
-            if quick { 1 } else { 11 },
-            builds,
+            11,
+            1,
             &mut |b| sporadic_rate(plan.window, &|job| b.spawn(job)),
         );
         sporadic.unit = "cpu";
@@ -297,10 +402,10 @@ fn main() {
 
     if want("leaves") {
         let leaf = Duration::from_millis(5) / (1 << shrink);
-        rows.push(Samples::take(
+        rows.push(run.take(
             format!("long leaves: idle 5 ms, `install(join(spin {leaf:?}, spin {leaf:?}))`"),
-            rounds,
-            builds,
+            generations,
+            per,
             &mut |b| {
                 thread::sleep(Duration::from_millis(5));
                 secs(time(|| b.join_leaves(leaf)))
@@ -312,10 +417,10 @@ fn main() {
     if want("injection") {
         let leaf = Duration::from_micros(20);
         let depth = 13 + threads.max(1).ilog2() - shrink;
-        rows.push(Samples::take(
+        rows.push(run.take(
             format!("injection under load: 2^{depth} × 20 µs join tree, outside `spawn` (p90)"),
-            if quick { 1 } else { 9 },
-            builds,
+            9,
+            1,
             &mut |b| {
                 let one_run = Plan { shrink: 1, ..plan };
                 injection_latencies(
@@ -330,7 +435,6 @@ fn main() {
         ));
     }
 
-    drop((first, second));
     if control {
         println!("FEATURE_COST_CONTROL: both columns are the default build (A/A).\n");
     }
@@ -342,6 +446,11 @@ fn main() {
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     for row in &rows {
         println!("{}", row.line());
+    }
+    if std::env::var_os("FEATURE_COST_CHILD").is_some() {
+        for row in &rows {
+            println!("ROW\t{}\t{}", row.name, row.ratio());
+        }
     }
 }
 

@@ -4,14 +4,14 @@
 //! `atexit` handler (Linux) saves those not saved yet. A pool that ended first saved
 //! itself (`Registry`'s drop), and saves only once.
 
-use super::Recorder;
-use crate::sync::Arc;
+use crate::record::Recorder;
+use std::sync::Arc;
 use std::sync::{Mutex, Weak};
 
 /// The recorders that save a file, for the exit handler.
 static RECORDERS: Mutex<Vec<Weak<Recorder>>> = Mutex::new(Vec::new());
 
-pub(super) fn save_at_exit(recorder: &Arc<Recorder>) {
+pub(crate) fn save_at_exit(recorder: &Arc<Recorder>) {
     RECORDERS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -1,15 +1,33 @@
-//! The worker timeline: what each worker ran, where each job came from, when it parked.
+//! The worker timeline of [stealpool](https://crates.io/crates/stealpool): what each
+//! worker ran, where each job came from, when it parked.
 //!
-//! Opt-in per pool ([`ThreadPoolBuilder::timeline`](crate::ThreadPoolBuilder::timeline),
-//! or the `STEALPOOL_TIMELINE` environment variable for a program that cannot change its
-//! code, such as one using the `rayon` crate through `compat/rayon-core`). Each worker
-//! appends to its own log (`log.rs`), which only it writes; a [`Timeline`] handle reads
-//! every log at any time and exports Chrome Trace Event JSON (opens in Perfetto and
-//! `chrome://tracing`; `chrome.rs`) or a self-contained SVG (`svg.rs`).
+//! Use it through stealpool (its default `timeline` feature), which re-exports the public
+//! types here: `ThreadPoolBuilder::timeline(true)` or the `STEALPOOL_TIMELINE` environment
+//! variable (for a program that cannot change its code, such as one using the `rayon`
+//! crate through stealpool's `compat/rayon-core`) turn recording on for a pool, and
+//! `ThreadPool::timeline()` returns its [`Timeline`].
 //!
-//! With recording off, a worker pays one predictable branch per job it runs (and one
-//! where it notes the job's source); the whole module compiles away without the
-//! `timeline` cargo feature. Design and costs: `docs/timeline.md`.
+//! Each worker appends to its own log (`log.rs`), which only it writes; a [`Timeline`]
+//! handle reads every log at any time and exports Chrome Trace Event JSON (opens in
+//! Perfetto and `chrome://tracing`; `chrome.rs`) or a self-contained SVG (`svg.rs`).
+//!
+//! **Why a crate of its own.** With recording off, the scheduler's hooks are a test of a
+//! pointer. But when this code was a module of stealpool, compiling it in changed how
+//! rustc split stealpool into codegen units, and with that the inlining and layout of the
+//! scheduler's own code: the wake-up latency row of the benchmark table moved by 2-5%.
+//! As a separate crate it leaves stealpool's code generation as it is. Design and
+//! measurements: stealpool's `docs/timeline.md`.
+//!
+//! ```
+//! let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).timeline(true).build().unwrap();
+//! let timeline: stealpool_timeline::Timeline = pool.timeline().unwrap();
+//! pool.install(|| ());
+//! pool.shutdown().unwrap();
+//! assert_eq!(timeline.jobs(), 1);
+//! ```
+
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 mod chrome;
 mod exit;
@@ -17,12 +35,12 @@ mod log;
 mod record;
 mod svg;
 
-pub(crate) use record::{Recorder, WorkerRecorder};
+pub mod scheduler;
 
-use crate::sync::Arc;
+use record::Recorder;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
+use std::sync::Arc;
 
 /// The environment variable that turns recording on for every pool of an unchanged
 /// program: `STEALPOOL_TIMELINE=FILE.json` (or `.svg`). Each pool's timeline is saved
@@ -42,54 +60,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// ```
 pub const TIMELINE_ENV: &str = "STEALPOOL_TIMELINE";
 
-/// The recorder for a new pool of `num_workers` workers, if it records: the builder asked
-/// for it (`wanted`), or `TIMELINE_ENV` is set (then it also says where to save; `global`:
-/// the global pool, which saves to the variable's own path).
-pub(crate) fn recorder_for(
-    num_workers: usize,
-    wanted: bool,
-    global: bool,
-) -> Option<Arc<Recorder>> {
-    static POOLS: AtomicUsize = AtomicUsize::new(0);
-    let env = env_path();
-    if !wanted && env.is_none() {
-        return None;
-    }
-    let save_to = env.map(|base| {
-        if global {
-            base
-        } else {
-            // Relaxed: a unique number is all that is needed.
-            pool_path(&base, POOLS.fetch_add(1, Ordering::Relaxed) + 1)
-        }
-    });
-    let recorder = Recorder::new(num_workers, save_to);
-    if recorder.saves() {
-        exit::save_at_exit(&recorder);
-    }
-    Some(recorder)
-}
-
-/// The `TIMELINE_ENV` path, if it is set and names a `.json` or `.svg` file; otherwise a
-/// set-but-wrong value is reported once.
-fn env_path() -> Option<PathBuf> {
-    let value = std::env::var_os(TIMELINE_ENV).filter(|v| !v.is_empty())?;
-    let path = PathBuf::from(value);
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("json" | "svg") => Some(path),
-        _ => {
-            static REPORTED: std::sync::Once = std::sync::Once::new();
-            REPORTED.call_once(|| {
-                eprintln!(
-                    "stealpool: {TIMELINE_ENV}={}: a timeline is saved as .json or .svg; not recording",
-                    path.display()
-                )
-            });
-            None
-        }
-    }
-}
-
 /// The snapshot's last timestamp (0 if empty): where the exports end, and close what is
 /// still open.
 fn last_timestamp(workers: &[Vec<TimelineEvent>], injections: &[u64]) -> u64 {
@@ -100,16 +70,6 @@ fn last_timestamp(workers: &[Vec<TimelineEvent>], injections: &[u64]) -> u64 {
         .chain(injections.last().copied())
         .max()
         .unwrap_or(0)
-}
-
-/// `base` with `-pool<n>` before its extension.
-fn pool_path(base: &Path, n: usize) -> PathBuf {
-    let stem = base.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match base.extension() {
-        Some(ext) => format!("{stem}-pool{n}.{}", ext.to_string_lossy()),
-        None => format!("{stem}-pool{n}"),
-    };
-    base.with_file_name(name)
 }
 
 /// Where a job that a worker ran came from.
@@ -214,11 +174,10 @@ pub struct TimelineEvent {
 /// A pool's recording: a cheap handle (clone it freely) that reads every worker's events
 /// at any time, also after the pool is gone.
 ///
-/// Get one from [`ThreadPool::timeline`](crate::ThreadPool::timeline) (or the free
-/// [`timeline`](crate::timeline) for the current or global pool) on a pool built with
-/// [`ThreadPoolBuilder::timeline`](crate::ThreadPoolBuilder::timeline). A snapshot taken
-/// while jobs run shows them as started; the exports close them at the snapshot's time.
-/// For a complete record, take it after [`ThreadPool::shutdown`](crate::ThreadPool::shutdown).
+/// Get one from stealpool's `ThreadPool::timeline` (or the free `stealpool::timeline()`
+/// for the current or global pool) on a pool built with `ThreadPoolBuilder::timeline`. A
+/// snapshot taken while jobs run shows them as started; the exports close them at the
+/// snapshot's time. For a complete record, take it after `ThreadPool::shutdown`.
 ///
 /// The idea comes from `rayon_logs` (a per-`install` log and an animated SVG, ~1 µs per
 /// event, not for the global pool) and tokio's runtime metrics; this one records for the
@@ -249,7 +208,7 @@ impl std::fmt::Debug for Timeline {
 }
 
 impl Timeline {
-    pub(crate) fn new(recorder: Arc<Recorder>) -> Timeline {
+    fn new(recorder: Arc<Recorder>) -> Timeline {
         Timeline { recorder }
     }
 

@@ -11,10 +11,11 @@
 //! publication is the one a Chase-Lev deque's owner uses for `bottom`.)
 
 use super::TimelineEvent;
-use crate::sync::{Mutex, Ordering};
 use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+use std::sync::{Mutex, PoisonError};
 
 /// Events per chunk: 4096 × 24 bytes = 96 KiB.
 const CHUNK_EVENTS: usize = 4096;
@@ -83,7 +84,10 @@ impl EventLog {
         if len == CHUNK_EVENTS {
             let next = Chunk::new();
             let next_ptr: *const Chunk = &*next;
-            self.chunks.lock().push(next);
+            self.chunks
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(next);
             self.current.set(next_ptr);
             // SAFETY: just pushed; alive as long as the log.
             chunk = unsafe { &*next_ptr };
@@ -98,7 +102,7 @@ impl EventLog {
 
     /// Every event published so far, in order.
     pub(crate) fn snapshot(&self) -> Vec<TimelineEvent> {
-        let chunks = self.chunks.lock();
+        let chunks = self.chunks.lock().unwrap_or_else(PoisonError::into_inner);
         let mut events = Vec::with_capacity(chunks.len() * CHUNK_EVENTS);
         for chunk in chunks.iter() {
             let len = chunk.len.load(Ordering::Acquire);

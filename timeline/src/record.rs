@@ -1,0 +1,180 @@
+//! Recording: the pool's [`Recorder`] (one event log per worker, the injections) and each
+//! worker's [`WorkerLog`], the only writer of its log.
+
+use super::log::EventLog;
+use super::{JobSource, Timeline, TimelineEvent, TimelineEventKind};
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+/// A pool's recording: one event log per worker, and the injections. Built by
+/// [`recorder_for`](crate::scheduler::recorder_for); read through its [`Timeline`].
+///
+/// ```
+/// let recorder = stealpool_timeline::scheduler::recorder_for(2, true, false).unwrap();
+/// recorder.injected();
+/// assert_eq!(recorder.timeline().injections().len(), 1);
+/// ```
+pub struct Recorder {
+    built_at: Instant,
+    logs: Vec<EventLog>,
+    /// Injection times: injections come from any thread, so they share one lock.
+    injections: Mutex<Vec<u64>>,
+    /// Where to save the timeline when the pool ends (`STEALPOOL_TIMELINE`).
+    save_to: Option<PathBuf>,
+    /// Saved already (when the pool ended, or at exit): saved once.
+    saved: AtomicBool,
+}
+
+impl Recorder {
+    pub(crate) fn new(num_workers: usize, save_to: Option<PathBuf>) -> Arc<Recorder> {
+        Arc::new(Recorder {
+            built_at: Instant::now(),
+            logs: (0..num_workers).map(|_| EventLog::new()).collect(),
+            injections: Mutex::new(Vec::new()),
+            save_to,
+            saved: AtomicBool::new(false),
+        })
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        self.built_at.elapsed().as_nanos() as u64
+    }
+
+    /// Whether it saves a file (`STEALPOOL_TIMELINE`).
+    pub(crate) fn saves(&self) -> bool {
+        self.save_to.is_some()
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.logs.len()
+    }
+
+    /// A job was pushed on the injector (from any thread). Out of line and cold, as every
+    /// recording body: the injecting path keeps only the test of the `Option`.
+    #[cold]
+    #[inline(never)]
+    pub fn injected(&self) {
+        let at = self.now();
+        self.injections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(at);
+    }
+
+    /// The handle that reads this recording.
+    pub fn timeline(self: &Arc<Self>) -> Timeline {
+        Timeline::new(Arc::clone(self))
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<Vec<TimelineEvent>> {
+        self.logs.iter().map(EventLog::snapshot).collect()
+    }
+
+    pub(crate) fn injections(&self) -> Vec<u64> {
+        self.injections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Saves to the `STEALPOOL_TIMELINE` path, if there is one: when the pool ends, or
+    /// for the global pool when the process exits. A failure is reported on stderr (there
+    /// is no caller to return it to). Saves once, however often it is called.
+    #[cold]
+    #[inline(never)]
+    pub fn save_if_asked(self: &Arc<Self>) {
+        let Some(path) = &self.save_to else {
+            return;
+        };
+        // Once: the pool's end and the process's exit both ask.
+        if !self.saved.swap(true, Ordering::AcqRel) {
+            if let Err(err) = Timeline::new(Arc::clone(self)).save(path) {
+                eprintln!(
+                    "stealpool: could not save the timeline to {}: {err}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// A recording worker's writer of its own log, and the source of the job it is about to
+/// run. Not `Sync`: only the worker's thread uses it. The scheduler keeps it boxed behind
+/// an `Option` and tests the pointer; every method that records is out of line and cold,
+/// so that the hot paths around the test stay as compact as without the timeline.
+///
+/// ```
+/// use stealpool_timeline::scheduler::{recorder_for, WorkerLog};
+/// use stealpool_timeline::{JobSource, TimelineEventKind};
+/// let recorder = recorder_for(1, true, false).unwrap();
+/// // SAFETY: the only writer of log 0, used on this thread only.
+/// let log = unsafe { WorkerLog::new(&recorder, 0) };
+/// log.note_source(JobSource::Injector);
+/// log.job_start();
+/// log.push(TimelineEventKind::JobEnd);
+/// let events = &recorder.timeline().events()[0];
+/// assert_eq!(events[0].kind, TimelineEventKind::JobStart(JobSource::Injector));
+/// assert_eq!(events[1].kind, TimelineEventKind::JobEnd);
+/// ```
+pub struct WorkerLog {
+    recorder: Arc<Recorder>,
+    index: usize,
+    /// Where the next job comes from; set where the job was taken (`note_source`), and
+    /// back to `Local` once used, since most jobs are local pops, which note nothing.
+    source: Cell<JobSource>,
+}
+
+impl WorkerLog {
+    /// The writer of worker `index`'s log in `recorder`.
+    ///
+    /// # Safety
+    /// No other `WorkerLog` for the same `recorder` and `index` exists at the same time:
+    /// a log has one writer. (stealpool makes one per worker, in the worker's thread.)
+    ///
+    /// # Panics
+    /// If `index` is not below the recorder's number of workers.
+    pub unsafe fn new(recorder: &Arc<Recorder>, index: usize) -> WorkerLog {
+        assert!(
+            index < recorder.logs.len(),
+            "no worker {index} in this recording"
+        );
+        WorkerLog {
+            recorder: Arc::clone(recorder),
+            index,
+            source: Cell::new(JobSource::Local),
+        }
+    }
+
+    /// The job this worker takes next came from `source` (a job with no source noted is
+    /// `Local`).
+    #[inline]
+    pub fn note_source(&self, source: JobSource) {
+        self.source.set(source);
+    }
+
+    /// The worker starts a job, from the source noted last.
+    #[cold]
+    #[inline(never)]
+    pub fn job_start(&self) {
+        let source = self.source.replace(JobSource::Local);
+        self.push(TimelineEventKind::JobStart(source));
+    }
+
+    /// Records `kind` now.
+    #[cold]
+    #[inline(never)]
+    pub fn push(&self, kind: TimelineEventKind) {
+        let event = TimelineEvent {
+            at_ns: self.recorder.now(),
+            kind,
+        };
+        // SAFETY: this `WorkerLog` is the only one for log `index` (`new`'s contract), it
+        // is not `Sync`, and `push` does not call back into it: its thread is the log's
+        // only writer.
+        unsafe { self.recorder.logs[self.index].push(event) };
+    }
+}
