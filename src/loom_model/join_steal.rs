@@ -167,6 +167,9 @@ impl ModelWorker<'_> {
 
     /// `WorkerThread::wait_until_cold`, without what the model has no use for (fair
     /// turns, broadcasts, deferred count-downs).
+    // The round limits are 0 under loom (fewer states): a comparison against them is then
+    // constant, which is the point.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     fn wait_until_core(&self, latch: &CoreLatch) {
         while self.promote_oldest() {}
         let sleep = &self.pool.sleep;

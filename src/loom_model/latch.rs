@@ -31,6 +31,12 @@ impl ModelLockLatch {
 #[derive(Debug)]
 pub struct ModelParkLatch(ParkLatch);
 
+impl Default for ModelParkLatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ModelParkLatch {
     /// A latch owned by the calling thread.
     pub fn new() -> Self {

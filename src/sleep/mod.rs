@@ -226,6 +226,9 @@ impl Sleep {
     /// broadcast queue, the injector, all deques); it runs after the sleeper registered
     /// itself and after the heavy barrier.
     #[inline]
+    // The round limits are 0 under loom (fewer states): a comparison against them is then
+    // constant, which is the point.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     pub(crate) fn no_work_found(
         &self,
         idle_state: &mut IdleState,
