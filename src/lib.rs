@@ -31,9 +31,16 @@
 //! assert_eq!(a + b, 499_500);
 //! ```
 //!
+//! **Cargo features.** `timeline` (on by default): the worker timeline
+//! (`ThreadPoolBuilder::timeline`, `ThreadPool::timeline`, `Timeline`, the
+//! `STEALPOOL_TIMELINE` environment variable), from the `stealpool-timeline` crate; with
+//! recording off it costs a test of one pointer per job. `tracing` (off): a span per
+//! worker and events for steals, parks, wake-ups and injections.
+//!
 //! The architecture (which module does what, and the path a job takes) is in
 //! `docs/architecture.md`.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(unreachable_pub)]
@@ -57,11 +64,11 @@ mod spawn;
 mod sync;
 mod thread_pool;
 #[cfg(feature = "timeline")]
-#[path = "timeline/on.rs"]
-mod timeline;
+#[path = "timeline_hooks/on.rs"]
+mod timeline_hooks;
 #[cfg(not(feature = "timeline"))]
-#[path = "timeline/off.rs"]
-mod timeline;
+#[path = "timeline_hooks/off.rs"]
+mod timeline_hooks;
 mod unwind;
 mod worker;
 
@@ -79,12 +86,14 @@ pub use crate::registry::ThreadBuilder;
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
 #[cfg(feature = "timeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
 pub use crate::thread_pool::timeline;
 pub use crate::thread_pool::{
     current_num_threads, current_thread_has_pending_tasks, current_thread_index, metrics,
     wait_idle, yield_local, yield_now, ThreadPool, WaitError, Yield,
 };
 #[cfg(feature = "timeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
 #[doc(inline)]
 pub use stealpool_timeline::{JobSource, Timeline, TimelineEvent, TimelineEventKind, TIMELINE_ENV};
 

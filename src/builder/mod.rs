@@ -46,7 +46,7 @@ pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
     breadth_first: bool,
-    timeline: bool,
+    record_timeline: bool,
     spawn_handler: S,
 }
 
@@ -61,7 +61,7 @@ impl Default for ThreadPoolBuilder {
             start_handler: None,
             exit_handler: None,
             breadth_first: false,
-            timeline: false,
+            record_timeline: false,
             spawn_handler: DefaultSpawn,
         }
     }
@@ -175,7 +175,7 @@ impl ThreadPoolBuilder {
             start_handler: self.start_handler,
             exit_handler: self.exit_handler,
             breadth_first: self.breadth_first,
-            timeline: self.timeline,
+            record_timeline: self.record_timeline,
             spawn_handler: CustomSpawn(spawn),
         }
     }
@@ -332,8 +332,9 @@ impl<S> ThreadPoolBuilder<S> {
     /// assert!(pool.timeline().is_some());
     /// ```
     #[cfg(feature = "timeline")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
     pub fn timeline(mut self, record: bool) -> Self {
-        self.timeline = record;
+        self.record_timeline = record;
         self
     }
 
@@ -346,7 +347,7 @@ impl<S> ThreadPoolBuilder<S> {
     }
 
     pub(crate) fn get_timeline(&self) -> bool {
-        self.timeline
+        self.record_timeline
     }
 
     pub(crate) fn spawner_mut(&mut self) -> &mut S {

@@ -12,7 +12,7 @@ use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
 use crate::sync::deque::{Injector, Stealer, Worker};
 use crate::sync::{Arc, Mutex};
-use crate::timeline;
+use crate::timeline_hooks;
 use crate::worker::WorkerThread;
 use crossbeam_utils::CachePadded;
 use std::mem;
@@ -75,7 +75,7 @@ impl Registry {
             current_thread_parts: Mutex::new(None),
             thread_handles: Mutex::new(Vec::new()),
             current_thread_worker: use_current_thread,
-            recorder: timeline::recorder_for(n_threads, builder.get_timeline(), global),
+            recorder: timeline_hooks::recorder_for(n_threads, builder.get_timeline(), global),
         });
 
         // If a thread fails to start, or `thread_name` panics, the threads already

@@ -27,7 +27,7 @@ use crate::metrics::RegistryCounters;
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Stealer, Worker};
 use crate::sync::{Arc, Mutex};
-use crate::timeline::Recorder;
+use crate::timeline_hooks::Recorder;
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crossbeam_utils::CachePadded;

@@ -249,6 +249,7 @@ pub fn wait_idle() -> Result<(), WaitError> {
 /// assert!(pool.install(stealpool::timeline).is_some());
 /// ```
 #[cfg(feature = "timeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
 pub fn timeline() -> Option<crate::Timeline> {
     with_current_registry(|registry| registry.recorder().map(|r| r.timeline()))
 }

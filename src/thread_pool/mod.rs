@@ -316,6 +316,7 @@ impl ThreadPool {
     /// timeline.save(std::env::temp_dir().join("stealpool-doc-timeline.svg")).unwrap();
     /// ```
     #[cfg(feature = "timeline")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
     pub fn timeline(&self) -> Option<crate::Timeline> {
         self.registry.recorder().map(|r| r.timeline())
     }

@@ -6,7 +6,7 @@ use super::{WorkerThread, FAIR_INTERVAL};
 use crate::job::JobRef;
 use crate::join::pending::Popped;
 use crate::sync::deque::Steal;
-use crate::timeline::JobSource;
+use crate::timeline_hooks::JobSource;
 
 impl WorkerThread {
     /// Keeps a `join`'s second half private (lazy join): returns its position for

@@ -12,7 +12,7 @@ use crate::latch::{AsCoreLatch, CoreLatch};
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
 use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
-use crate::timeline::{JobSource, WorkerRecorder};
+use crate::timeline_hooks::{JobSource, WorkerRecorder};
 
 mod count_down;
 use count_down::DeferredCountDowns;

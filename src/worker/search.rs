@@ -21,7 +21,7 @@
 use super::WorkerThread;
 use crate::job::JobRef;
 use crate::sync::deque::{Steal, Stealer};
-use crate::timeline::JobSource;
+use crate::timeline_hooks::JobSource;
 use crossbeam_utils::Backoff;
 
 impl WorkerThread {

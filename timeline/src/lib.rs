@@ -174,8 +174,11 @@ pub struct TimelineEvent {
 /// A pool's recording: a cheap handle (clone it freely) that reads every worker's events
 /// at any time, also after the pool is gone.
 ///
-/// Get one from stealpool's `ThreadPool::timeline` (or the free `stealpool::timeline()`
-/// for the current or global pool) on a pool built with `ThreadPoolBuilder::timeline`. A
+/// Get one from stealpool's
+/// [`ThreadPool::timeline`](https://docs.rs/stealpool/latest/stealpool/struct.ThreadPool.html#method.timeline)
+/// (or the free [`stealpool::timeline()`](https://docs.rs/stealpool/latest/stealpool/fn.timeline.html)
+/// for the current or global pool) on a pool built with
+/// [`ThreadPoolBuilder::timeline`](https://docs.rs/stealpool/latest/stealpool/struct.ThreadPoolBuilder.html#method.timeline). A
 /// snapshot taken while jobs run shows them as started; the exports close them at the
 /// snapshot's time. For a complete record, take it after `ThreadPool::shutdown`.
 ///

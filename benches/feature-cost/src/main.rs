@@ -15,8 +15,11 @@
 //! cargo run --release --manifest-path benches/feature-cost/Cargo.toml -- --processes 5
 //! ```
 //!
-//! It prints one markdown table: each row's median in both builds, their quotient, and
-//! the median of the per-pair quotients. With `--processes N` it runs the measurement in
+//! It prints one markdown table: each row's median in both builds, their quotient, the
+//! median of the per-pair quotients, and `pairs`, the number of sample pairs behind the
+//! row (generations of fresh pools × pairs per generation, as the wake row's name says).
+//! `--test` takes one pair per row at reduced sizes, to check that every row runs: its
+//! quotients are noise (0.1 to 3 is usual), not results. With `--processes N` it runs the measurement in
 //! N processes in turn and prints each row's quotient per process and their median (a
 //! process's own address-space luck moves some rows in both builds alike).
 //! `STEALPOOL_BENCH_THREADS` sets the workers (default: logical CPUs), as for the table;

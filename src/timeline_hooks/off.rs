@@ -51,7 +51,18 @@ impl WorkerRecorder {
     pub(crate) fn promotion(&self) {}
 }
 
-/// No pool records without the feature.
+/// No pool records without the feature. A program run with `STEALPOOL_TIMELINE` set is
+/// told so on stderr, once, when its first pool is built: silence would leave its user
+/// looking for a file that never comes (found by a new user).
 pub(crate) fn recorder_for(_: usize, _: bool, _: bool) -> Option<Arc<Recorder>> {
+    if std::env::var_os("STEALPOOL_TIMELINE").is_some_and(|v| !v.is_empty()) {
+        static REPORTED: std::sync::Once = std::sync::Once::new();
+        REPORTED.call_once(|| {
+            eprintln!(
+                "stealpool: STEALPOOL_TIMELINE is set, but this build of stealpool has no \
+                 `timeline` feature (it is on by default); not recording"
+            )
+        });
+    }
     None
 }
