@@ -183,3 +183,112 @@ fn child_drops_a_recording_pool() {
     pool.install(|| stealpool::join(|| (), || ()));
     drop(pool);
 }
+
+/// A pool dropped just before `main` returns: the worker that ends the pool starts
+/// writing its file, and the exit handler must wait for that write, not skip the pool
+/// as saved and let the process end mid-write (found by a breaker: 18 of 20 runs left
+/// an empty or cut file). Five runs; every file must be a whole trace.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_exit_during_a_save_waits_for_the_whole_file() {
+    common::watchdog(120, || {
+        let dir = std::env::temp_dir().join(format!("stealpool-mid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for run in 0..5 {
+            let base = dir.join(format!("run{run}.json"));
+            let status = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--ignored",
+                    "--exact",
+                    "child_exits_while_its_pool_saves",
+                    "--quiet",
+                ])
+                .env(stealpool::TIMELINE_ENV, &base)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let json = std::fs::read(dir.join(format!("run{run}-pool1.json"))).unwrap();
+            assert!(
+                common::trace::check_chrome_trace(&json) >= 10_000,
+                "run {run}"
+            );
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    });
+}
+
+/// The child process of `an_exit_during_a_save_waits_for_the_whole_file`: enough jobs
+/// that the file takes a while to write, then the pool is dropped and `main` returns
+/// about when the last worker starts writing (the pause only makes that likely).
+#[test]
+#[ignore = "run as a subprocess by an_exit_during_a_save_waits_for_the_whole_file"]
+fn child_exits_while_its_pool_saves() {
+    let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    pool.install(|| {
+        stealpool::scope(|s| {
+            for _ in 0..10_000 {
+                s.spawn(|_| ());
+            }
+        })
+    });
+    drop(pool);
+    std::thread::sleep(std::time::Duration::from_micros(200));
+}
+
+/// `STEALPOOL_TIMELINE` across a fork: a child that builds its own pool and calls `exit`
+/// saves that pool's file, and leaves its parent's pool (inherited, worker-less) alone;
+/// the parent saves its own (found by a breaker: with the parent's pool built first, the
+/// child saved nothing, since the exit handler checked the pid of the process that had
+/// registered it).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_forked_child_saves_its_own_pool_not_its_parents() {
+    common::watchdog(120, || {
+        let dir = std::env::temp_dir().join(format!("stealpool-fork-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", "child_forks_with_a_pool", "--quiet"])
+            .env(stealpool::TIMELINE_ENV, dir.join("f.json"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // The parent's pool is pool 1 (one job, an install); the child's, pool 2 (the
+        // child numbers its pools after those it inherited; two installs).
+        let parent = std::fs::read(dir.join("f-pool1.json")).expect("the parent's file");
+        let child = std::fs::read(dir.join("f-pool2.json")).expect("the child's file");
+        assert_eq!(common::trace::check_chrome_trace(&parent), 1);
+        assert_eq!(common::trace::check_chrome_trace(&child), 2);
+        std::fs::remove_dir_all(dir).unwrap();
+    });
+}
+
+/// The process of `a_forked_child_saves_its_own_pool_not_its_parents`: a pool, a fork, a
+/// pool in the child, which calls `exit` with that pool alive (running the exit handlers,
+/// as a returning `main` does).
+#[test]
+#[ignore = "run as a subprocess by a_forked_child_saves_its_own_pool_not_its_parents"]
+fn child_forks_with_a_pool() {
+    let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    pool.install(|| ());
+    // SAFETY: the child builds a new pool and leaves through `exit`; it uses no lock of
+    // the parent's but through std and libc, which handle `fork` (tests/fork.rs does the
+    // same a thousand times).
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let child = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        child.install(|| ());
+        child.install(|| ());
+        // The pool is alive at `exit`: only the exit handler can save its file.
+        // SAFETY: `exit` runs the atexit handlers and ends the child; `child` is never
+        // used again.
+        unsafe { libc::exit(0) };
+    }
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    drop(pool);
+}

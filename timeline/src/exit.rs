@@ -8,14 +8,16 @@ use crate::record::Recorder;
 use std::sync::Arc;
 use std::sync::{Mutex, Weak};
 
-/// The recorders that save a file, for the exit handler.
-static RECORDERS: Mutex<Vec<Weak<Recorder>>> = Mutex::new(Vec::new());
+/// The recorders that save a file, for the exit handler, each with the process that
+/// built it: a forked child inherits the parent's list, and must save its own pools, not
+/// the parent's.
+static RECORDERS: Mutex<Vec<(u32, Weak<Recorder>)>> = Mutex::new(Vec::new());
 
 pub(crate) fn save_at_exit(recorder: &Arc<Recorder>) {
     RECORDERS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .push(Arc::downgrade(recorder));
+        .push((std::process::id(), Arc::downgrade(recorder)));
     #[cfg(target_os = "linux")]
     linux::register();
 }
@@ -23,36 +25,36 @@ pub(crate) fn save_at_exit(recorder: &Arc<Recorder>) {
 #[cfg(target_os = "linux")]
 mod linux {
     use super::RECORDERS;
-    use std::sync::atomic::{AtomicI32, Ordering};
     use std::sync::Once;
 
-    /// The process that registered the handler. A forked child inherits the handler but
-    /// not the workers, and must not touch the parent's recording (a lock a parent thread
-    /// held at the fork stays locked in the child) or overwrite its files.
-    static REGISTERED_BY: AtomicI32 = AtomicI32::new(0);
-
     pub(super) fn register() {
+        // Once per process image: a forked child inherits both the handler and this
+        // `Once`, so the handler is never registered twice.
         static ONCE: Once = Once::new();
         ONCE.call_once(|| {
-            // SAFETY: getpid has no preconditions.
-            REGISTERED_BY.store(unsafe { libc::getpid() }, Ordering::Relaxed);
             // SAFETY: registers a plain `extern "C" fn()` that reads statics only; it runs
             // once, at exit, on the exiting thread.
             unsafe { libc::atexit(save_all) };
         });
     }
 
+    /// Saves the pools of the exiting process that have not saved yet. A forked child
+    /// leaves its parent's pools alone (their workers are not in the child, and their
+    /// files are the parent's), but saves those it built itself (found by a breaker: a
+    /// child whose parent had built a recording pool first saved nothing).
     extern "C" fn save_all() {
-        // SAFETY: getpid has no preconditions.
-        if REGISTERED_BY.load(Ordering::Relaxed) != unsafe { libc::getpid() } {
-            return;
-        }
-        // `try_lock`: a thread stopped at exit while registering a pool holds it; then
-        // nothing is saved rather than the exit hanging.
+        // `try_lock`: a thread stopped at exit while registering a pool holds it (or, in
+        // a forked child, a parent thread held it at the fork); then nothing is saved
+        // rather than the exit hanging.
         let Ok(recorders) = RECORDERS.try_lock() else {
             return;
         };
-        for recorder in recorders.iter().filter_map(|weak| weak.upgrade()) {
+        let me = std::process::id();
+        for recorder in recorders
+            .iter()
+            .filter(|(pid, _)| *pid == me)
+            .filter_map(|(_, weak)| weak.upgrade())
+        {
             recorder.save_if_asked();
         }
     }

@@ -44,28 +44,45 @@ impl Chunk {
 
 /// One worker's log: the chunks (readers walk them under the mutex) and the owner's
 /// current chunk.
+///
+/// The chunks are held as raw pointers from `Box::into_raw`, not as `Box`es: the owner
+/// keeps a pointer to the last chunk, and moving a `Box` (into the vector, or as the
+/// vector grows) asserts that it is the only way to its chunk, which would invalidate
+/// that pointer (Miri reported it under Stacked and Tree Borrows, found by a breaker).
 pub(crate) struct EventLog {
-    /// Boxed: the owner keeps a pointer to the last chunk while the vector may grow.
-    #[allow(clippy::vec_box)]
-    chunks: Mutex<Vec<Box<Chunk>>>,
+    /// Every chunk, oldest first; each from `Box::into_raw`, freed in `drop`.
+    chunks: Mutex<Vec<*mut Chunk>>,
     /// The chunk the owner writes to: the last of `chunks`. Owner only.
     current: Cell<*const Chunk>,
 }
 
 // SAFETY: `current` is read and written only by the log's owner (the worker thread that
-// records, `push`'s contract); everything else is behind the mutex or the chunks' own
-// publication protocol.
+// records, `push`'s contract); the chunk pointers are behind the mutex, and the chunks
+// are shared through their own publication protocol (`Chunk`'s `Sync`).
 unsafe impl Sync for EventLog {}
 // SAFETY: as `Sync`; the chunks are heap data owned by the log.
 unsafe impl Send for EventLog {}
 
+impl Drop for EventLog {
+    fn drop(&mut self) {
+        let chunks = self
+            .chunks
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        for &chunk in chunks.iter() {
+            // SAFETY: each pointer came from `Box::into_raw` and is freed once, here,
+            // when no reader or writer is left (`&mut self`).
+            drop(unsafe { Box::from_raw(chunk) });
+        }
+    }
+}
+
 impl EventLog {
     pub(crate) fn new() -> EventLog {
-        let first = Chunk::new();
-        let current = Cell::new(&*first as *const Chunk);
+        let first = Box::into_raw(Chunk::new());
         EventLog {
             chunks: Mutex::new(vec![first]),
-            current,
+            current: Cell::new(first),
         }
     }
 
@@ -76,21 +93,20 @@ impl EventLog {
     /// to), and never reentrantly.
     #[inline]
     pub(crate) unsafe fn push(&self, event: TimelineEvent) {
-        // SAFETY: `current` points to the last chunk in `chunks`, which are boxed (stable
-        // addresses) and only freed with the log.
+        // SAFETY: `current` is the last chunk of `chunks`, allocated by `Box::into_raw`
+        // and only freed when the log is dropped.
         let mut chunk = unsafe { &*self.current.get() };
         // Relaxed: only this thread writes `len`.
         let mut len = chunk.len.load(Ordering::Relaxed);
         if len == CHUNK_EVENTS {
-            let next = Chunk::new();
-            let next_ptr: *const Chunk = &*next;
+            let next = Box::into_raw(Chunk::new());
             self.chunks
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(next);
-            self.current.set(next_ptr);
-            // SAFETY: just pushed; alive as long as the log.
-            chunk = unsafe { &*next_ptr };
+            self.current.set(next);
+            // SAFETY: just allocated and added to `chunks`; freed only with the log.
+            chunk = unsafe { &*next };
             len = 0;
         }
         // SAFETY: slot `len` is not yet published, so no reader touches it, and only
@@ -104,7 +120,9 @@ impl EventLog {
     pub(crate) fn snapshot(&self) -> Vec<TimelineEvent> {
         let chunks = self.chunks.lock().unwrap_or_else(PoisonError::into_inner);
         let mut events = Vec::with_capacity(chunks.len() * CHUNK_EVENTS);
-        for chunk in chunks.iter() {
+        for &chunk in chunks.iter() {
+            // SAFETY: every pointer in `chunks` is a live chunk (freed only with the log).
+            let chunk = unsafe { &*chunk };
             let len = chunk.len.load(Ordering::Acquire);
             events.extend(chunk.slots[..len].iter().map(|slot| {
                 // SAFETY: slots below a published `len` are initialised and final.

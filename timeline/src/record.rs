@@ -5,7 +5,6 @@ use super::log::EventLog;
 use super::{JobSource, Timeline, TimelineEvent, TimelineEventKind};
 use std::cell::Cell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -24,8 +23,11 @@ pub struct Recorder {
     injections: Mutex<Vec<u64>>,
     /// Where to save the timeline when the pool ends (`STEALPOOL_TIMELINE`).
     save_to: Option<PathBuf>,
-    /// Saved already (when the pool ended, or at exit): saved once.
-    saved: AtomicBool,
+    /// Whether it was saved (when the pool ended, or at exit): saved once. A mutex, not a
+    /// flag: the exit handler must wait for a save in progress on a worker, or the
+    /// process ends in the middle of the write and leaves a cut file (found by a breaker:
+    /// a pool dropped just before `main` returned left an empty or truncated file).
+    saved: Mutex<bool>,
 }
 
 impl Recorder {
@@ -35,7 +37,7 @@ impl Recorder {
             logs: (0..num_workers).map(|_| EventLog::new()).collect(),
             injections: Mutex::new(Vec::new()),
             save_to,
-            saved: AtomicBool::new(false),
+            saved: Mutex::new(false),
         })
     }
 
@@ -90,8 +92,11 @@ impl Recorder {
         let Some(path) = &self.save_to else {
             return;
         };
-        // Once: the pool's end and the process's exit both ask.
-        if !self.saved.swap(true, Ordering::AcqRel) {
+        // Once: the pool's end and the process's exit both ask, and the second waits
+        // here until the first has written the whole file.
+        let mut saved = self.saved.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*saved {
+            *saved = true;
             if let Err(err) = Timeline::new(Arc::clone(self)).save(path) {
                 eprintln!(
                     "stealpool: could not save the timeline to {}: {err}",

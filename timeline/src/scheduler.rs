@@ -13,6 +13,10 @@ pub use crate::record::{Recorder, WorkerLog};
 /// for it (`wanted`), or `TIMELINE_ENV` is set (then it also says where to save; `global`:
 /// the global pool, which saves to the variable's own path).
 ///
+/// With the variable set, each call for a non-global pool takes the next pool number
+/// (`FILE-pool<N>`), whether or not its recorder is ever used: call it once per pool, as
+/// stealpool does when it builds one.
+///
 /// ```
 /// use stealpool_timeline::scheduler::recorder_for;
 /// # std::env::remove_var(stealpool_timeline::TIMELINE_ENV);
