@@ -41,6 +41,16 @@ impl Plan {
     }
 }
 
+/// Which rows to run: `TABLE_ROWS=fib,wake` names them (the caller lists its keys);
+/// unset, every row.
+pub fn row_filter() -> impl Fn(&str) -> bool {
+    let only = std::env::var("TABLE_ROWS").ok();
+    move |key| {
+        only.as_deref()
+            .map_or(true, |o| o.split(',').any(|k| k == key))
+    }
+}
+
 /// Wall time of one call; the result goes through `black_box`.
 pub fn time<R>(f: impl FnOnce() -> R) -> Duration {
     let start = Instant::now();

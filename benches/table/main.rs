@@ -190,11 +190,7 @@ fn main() {
 
     // `TABLE_ROWS=fib,sporadic` runs only those rows (keys: fib, tree, scope, outside,
     // wake, idle, sporadic, leaves, injection, quicksort, par_iter).
-    let only = std::env::var("TABLE_ROWS").ok();
-    let want = |key: &str| {
-        only.as_deref()
-            .map_or(true, |o| o.split(',').any(|k| k == key))
-    };
+    let want = harness::row_filter();
     let mut rows = Vec::new();
     // First, while nothing else runs: the compat half compiles and measures in a child.
     if want("par_iter") {

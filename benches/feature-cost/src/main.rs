@@ -275,11 +275,7 @@ fn measure() {
     let shrink = plan.shrink;
     // `TABLE_ROWS=fib,wake` runs only those rows (the table's keys: fib, tree, quicksort,
     // scope, outside, wake, sporadic, leaves, injection).
-    let only = std::env::var("TABLE_ROWS").ok();
-    let want = |key: &str| {
-        only.as_deref()
-            .map_or(true, |o| o.split(',').any(|k| k == key))
-    };
+    let want = harness::row_filter();
     let mut rows = Vec::new();
 
     // Fork-join rows.
