@@ -158,18 +158,7 @@ fn a_pool_without_the_option_does_not_record() {
 fn a_dropped_pool_saves_its_timeline_at_exit() {
     let dir = std::env::temp_dir().join(format!("stealpool-exit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "child_drops_a_recording_pool",
-            "--quiet",
-        ])
-        .env(stealpool::TIMELINE_ENV, dir.join("run.json"))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    common::run_child_test("child_drops_a_recording_pool", &dir.join("run.json"));
     let json = std::fs::read(dir.join("run-pool1.json")).expect("no timeline saved at exit");
     assert!(common::trace::check_chrome_trace(&json) >= 1);
     std::fs::remove_dir_all(dir).unwrap();
@@ -196,18 +185,7 @@ fn an_exit_during_a_save_waits_for_the_whole_file() {
         std::fs::create_dir_all(&dir).unwrap();
         for run in 0..5 {
             let base = dir.join(format!("run{run}.json"));
-            let status = std::process::Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--ignored",
-                    "--exact",
-                    "child_exits_while_its_pool_saves",
-                    "--quiet",
-                ])
-                .env(stealpool::TIMELINE_ENV, &base)
-                .stdout(std::process::Stdio::null())
-                .status()
-                .unwrap();
-            assert!(status.success());
+            common::run_child_test("child_exits_while_its_pool_saves", &base);
             let json = std::fs::read(dir.join(format!("run{run}-pool1.json"))).unwrap();
             assert!(
                 common::trace::check_chrome_trace(&json) >= 10_000,
@@ -247,13 +225,7 @@ fn a_forked_child_saves_its_own_pool_not_its_parents() {
     common::watchdog(120, || {
         let dir = std::env::temp_dir().join(format!("stealpool-fork-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let status = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--ignored", "--exact", "child_forks_with_a_pool", "--quiet"])
-            .env(stealpool::TIMELINE_ENV, dir.join("f.json"))
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
+        common::run_child_test("child_forks_with_a_pool", &dir.join("f.json"));
         // The parent's pool is pool 1 (one job, an install); the child's, pool 2 (the
         // child numbers its pools after those it inherited; two installs).
         let parent = std::fs::read(dir.join("f-pool1.json")).expect("the parent's file");

@@ -16,18 +16,7 @@ fn the_variable_is_reported_once() {
     let dir = std::env::temp_dir().join(format!("stealpool-off-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("run.json");
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "child_builds_two_pools",
-            "--quiet",
-            "--nocapture",
-        ])
-        .env("STEALPOOL_TIMELINE", &file)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::run_child_test("child_builds_two_pools", &file);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let told = "STEALPOOL_TIMELINE is set, but this build of stealpool has no `timeline` feature";
     assert_eq!(stderr.matches(told).count(), 1, "stderr: {stderr}");

@@ -320,3 +320,22 @@ pub fn fib(n: u64) -> u64 {
     let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
     a + b
 }
+
+/// Runs the ignored test `name` of this test binary as a child process, with the
+/// environment variable `STEALPOOL_TIMELINE` (the tests that need a fresh process: exit
+/// handlers, `fork`, start-up messages) set to `timeline`, and its output captured
+/// (`--nocapture`, so the child's stderr is the process's). Panics if it cannot start or
+/// does not succeed, with its stderr.
+pub fn run_child_test(name: &str, timeline: &std::path::Path) -> std::process::Output {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", name, "--quiet", "--nocapture"])
+        .env("STEALPOOL_TIMELINE", timeline)
+        .output()
+        .expect("start the child test");
+    assert!(
+        out.status.success(),
+        "child test {name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
