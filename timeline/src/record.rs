@@ -55,8 +55,18 @@ impl Recorder {
         self.logs.len()
     }
 
-    /// A job was pushed on the injector (from any thread). Out of line and cold, as every
+    /// A job was pushed on the injector (from any thread); its time, in ns since the
+    /// recorder was built, joins [`Timeline::injections`]. Out of line and cold, as every
     /// recording body: the injecting path keeps only the test of the `Option`.
+    ///
+    /// ```
+    /// let recorder = stealpool_timeline::scheduler::recorder_for(1, true, false).unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| recorder.injected());
+    ///     recorder.injected();
+    /// });
+    /// assert_eq!(recorder.timeline().injections().len(), 2);
+    /// ```
     #[cold]
     #[inline(never)]
     pub fn injected(&self) {
@@ -67,7 +77,14 @@ impl Recorder {
             .push(at);
     }
 
-    /// The handle that reads this recording.
+    /// The handle that reads this recording (it keeps the recording alive).
+    ///
+    /// ```
+    /// let recorder = stealpool_timeline::scheduler::recorder_for(3, true, false).unwrap();
+    /// let timeline = recorder.timeline();
+    /// drop(recorder);
+    /// assert_eq!(timeline.events().len(), 3); // one (empty) log per worker
+    /// ```
     pub fn timeline(self: &Arc<Self>) -> Timeline {
         Timeline::new(Arc::clone(self))
     }
@@ -85,7 +102,15 @@ impl Recorder {
 
     /// Saves to the `STEALPOOL_TIMELINE` path, if there is one: when the pool ends, or
     /// for the global pool when the process exits. A failure is reported on stderr (there
-    /// is no caller to return it to). Saves once, however often it is called.
+    /// is no caller to return it to). Saves once, however often it is called; a second
+    /// caller waits until the first has written the whole file.
+    ///
+    /// ```
+    /// // Built by the builder's option, not the variable: there is no file to save.
+    /// # std::env::remove_var(stealpool_timeline::TIMELINE_ENV);
+    /// let recorder = stealpool_timeline::scheduler::recorder_for(1, true, false).unwrap();
+    /// recorder.save_if_asked(); // nothing to do
+    /// ```
     #[cold]
     #[inline(never)]
     pub fn save_if_asked(self: &Arc<Self>) {
@@ -142,6 +167,12 @@ impl WorkerLog {
     ///
     /// # Panics
     /// If `index` is not below the recorder's number of workers.
+    ///
+    /// ```should_panic
+    /// let recorder = stealpool_timeline::scheduler::recorder_for(2, true, false).unwrap();
+    /// // SAFETY: no other writer of log 2 (there is no log 2: this panics).
+    /// let _log = unsafe { stealpool_timeline::scheduler::WorkerLog::new(&recorder, 2) };
+    /// ```
     pub unsafe fn new(recorder: &Arc<Recorder>, index: usize) -> WorkerLog {
         assert!(
             index < recorder.logs.len(),
@@ -155,13 +186,29 @@ impl WorkerLog {
     }
 
     /// The job this worker takes next came from `source` (a job with no source noted is
-    /// `Local`).
+    /// `Local`). Only a store: the scheduler calls it where it takes a job.
+    ///
+    /// ```
+    /// # use stealpool_timeline::{JobSource, TimelineEventKind};
+    /// let recorder = stealpool_timeline::scheduler::recorder_for(1, true, false).unwrap();
+    /// // SAFETY: the only writer of log 0, used on this thread only.
+    /// let log = unsafe { stealpool_timeline::scheduler::WorkerLog::new(&recorder, 0) };
+    /// log.note_source(JobSource::Steal { victim: 3 });
+    /// log.job_start();
+    /// log.job_start(); // nothing noted: local
+    /// let kinds: Vec<_> = recorder.timeline().events()[0].iter().map(|e| e.kind).collect();
+    /// assert_eq!(kinds, [
+    ///     TimelineEventKind::JobStart(JobSource::Steal { victim: 3 }),
+    ///     TimelineEventKind::JobStart(JobSource::Local),
+    /// ]);
+    /// ```
     #[inline]
     pub fn note_source(&self, source: JobSource) {
         self.source.set(source);
     }
 
-    /// The worker starts a job, from the source noted last.
+    /// The worker starts a job, from the source noted last (then `Local` again). Example:
+    /// [`note_source`](Self::note_source).
     #[cold]
     #[inline(never)]
     pub fn job_start(&self) {
@@ -169,7 +216,7 @@ impl WorkerLog {
         self.push(TimelineEventKind::JobStart(source));
     }
 
-    /// Records `kind` now.
+    /// Records `kind` now (ns since the recorder was built). Example: the type's.
     #[cold]
     #[inline(never)]
     pub fn push(&self, kind: TimelineEventKind) {
