@@ -63,10 +63,18 @@ pub trait Candidate: Sync {
     fn join_leaves(&self, leaf: Duration);
 }
 
+/// What a row's samples are.
+enum Unit {
+    /// Seconds of wall time.
+    Time,
+    /// CPU seconds per second of wall time.
+    CpuRate,
+}
+
 /// One row's samples, `[on, off]`, taken in pairs.
 struct Samples {
     name: String,
-    unit: &'static str,
+    unit: Unit,
     scale: f64,
     pairs: Vec<[f64; 2]>,
 }
@@ -108,7 +116,7 @@ impl Runner {
         }
         Samples {
             name,
-            unit: "time",
+            unit: Unit::Time,
             scale: 1.0,
             pairs,
         }
@@ -152,8 +160,8 @@ impl Samples {
         let mut q: Vec<f64> = self.pairs.iter().map(|p| p[0] / p[1]).collect();
         let (on, off) = (percentile(&mut on, 0.5), percentile(&mut off, 0.5));
         let fmt = |v: f64| match self.unit {
-            "cpu" => format!("{:.2} ms/s", v * 1e3),
-            _ => fmt_time(v),
+            Unit::CpuRate => format!("{:.2} ms/s", v * 1e3),
+            Unit::Time => fmt_time(v),
         };
         format!(
             "| {} | {} | {} | {:.3} | {:.3} | {} |",
@@ -397,7 +405,7 @@ fn measure() {
             2,
             &mut |b| sporadic_rate(plan.window, &|job| b.spawn(job)),
         );
-        sporadic.unit = "cpu";
+        sporadic.unit = Unit::CpuRate;
         rows.push(sporadic);
     }
 
