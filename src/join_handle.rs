@@ -9,7 +9,7 @@
 //! job wakes the task's waker. The name follows `futures::task::SpawnExt::spawn_with_handle`.
 
 use crate::latch::CoreLatch;
-use crate::registry::Registry;
+use crate::registry::{report_panic, PanicHandler, Registry};
 use crate::sleep::Sleep;
 use crate::spawn::{spawn_job_in, Order};
 use crate::sync::protocol::{AtomicBool, Condvar, Mutex};
@@ -18,6 +18,7 @@ use crate::unwind;
 use crate::worker::WorkerThread;
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::thread;
@@ -44,6 +45,14 @@ use std::thread;
 /// ```
 pub struct JoinHandle<T> {
     state: Arc<HandleState<T>>,
+    /// The pool's panic handler: where an unjoined outcome's panic goes when the handle
+    /// is dropped after the job finished (the panic of an unjoined job, or of its value's
+    /// destructor), as the job itself sends it when the handle was dropped first.
+    ///
+    /// `AssertUnwindSafe` keeps the handle `UnwindSafe`, as it is without a handler: the
+    /// handle only calls the handler, which the pool calls from any thread at any time
+    /// anyway, and never reads state of it that a panic could leave broken.
+    panic_handler: Option<AssertUnwindSafe<std::sync::Arc<PanicHandler>>>,
 }
 
 pub(crate) struct HandleState<T> {
@@ -102,7 +111,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (handle, job_state) = JoinHandle::new_pair();
+    let (handle, job_state) = JoinHandle::new_pair(registry.panic_handler());
     spawn_job_in(
         move || job_state.complete(unwind::halt_unwinding(func)),
         registry,
@@ -112,8 +121,11 @@ where
 }
 
 impl<T> JoinHandle<T> {
-    /// A handle and the state its job completes (`HandleState::complete`).
-    pub(crate) fn new_pair() -> (JoinHandle<T>, Arc<HandleState<T>>) {
+    /// A handle and the state its job completes (`HandleState::complete`); an unjoined
+    /// panic found when the handle is dropped goes to `panic_handler`.
+    pub(crate) fn new_pair(
+        panic_handler: Option<std::sync::Arc<PanicHandler>>,
+    ) -> (JoinHandle<T>, Arc<HandleState<T>>) {
         let state = Arc::new(HandleState {
             slot: Mutex::new(Slot {
                 result: None,
@@ -125,21 +137,28 @@ impl<T> JoinHandle<T> {
             finished: AtomicBool::new(false),
         });
         let job_state = Arc::clone(&state);
-        (JoinHandle { state }, job_state)
+        (
+            JoinHandle {
+                state,
+                panic_handler: panic_handler.map(AssertUnwindSafe),
+            },
+            job_state,
+        )
     }
 }
 
 impl<T> HandleState<T> {
     /// Stores the job's outcome and wakes the joiner; if the handle was dropped, drops
-    /// the value instead (a panic then goes on to the caller: the pool's panic routing).
+    /// the value instead. A panic, the job's or its value's destructor's, then goes on to
+    /// the caller: the pool's panic routing.
     pub(crate) fn complete(&self, result: thread::Result<T>) {
         let mut slot = self.slot.lock();
         if slot.detached {
             drop(slot);
+            // Nobody will join: a panic goes where a `spawn` panic goes (the caller,
+            // `spawn_job_in`, runs us under `Registry::catch_unwind`).
             match result {
-                Ok(value) => unwind::drop_quietly(value),
-                // Nobody will join: the panic goes where a `spawn` panic goes (the caller,
-                // `spawn_job_in`, runs us under `Registry::catch_unwind`).
+                Ok(value) => drop(value),
                 Err(payload) => unwind::resume_unwinding(payload),
             }
             return;
@@ -284,8 +303,18 @@ impl<T> Drop for JoinHandle<T> {
             slot.detached = true;
         }
         drop(slot);
-        // An unjoined value or panic payload: drop it outside the lock, quietly.
-        unwind::drop_quietly(result);
+        // An unjoined value or panic, outside the lock: a panic goes to the pool's panic
+        // handler, as it would had the handle been dropped before the job finished.
+        let report = |payload| report_panic(self.panic_handler.as_ref().map(|h| &***h), payload);
+        match result {
+            None => {}
+            Some(Ok(value)) => {
+                if let Err(payload) = unwind::halt_unwinding(move || drop(value)) {
+                    report(payload);
+                }
+            }
+            Some(Err(payload)) => report(payload),
+        }
     }
 }
 

@@ -12,8 +12,10 @@
 //!   local `pop`, then `Injector::steal_batch_and_pop` (one job plus up to 32 more in one CAS), then a
 //!   scan of the other workers' stealers from a random victim (`steal_batch_and_pop`
 //!   as well). A round that saw `Steal::Retry` is repeated after a `Backoff` step:
-//!   `Retry` is never taken for `Empty`. A worker busy with its own work still takes one
-//!   injected job every 61 `join`s or local jobs (fair injection).
+//!   `Retry` is never taken for `Empty`. Between top-level jobs a worker takes one
+//!   injected job every 61 local jobs even while its deque never runs dry (fair
+//!   injection); inside a job it runs other jobs only where rayon-core does (while
+//!   waiting), so a lock or a borrow held across `join` is as safe as on rayon-core.
 //! * [`join`] is **lazy**: the second half waits on a private per-worker stack and is
 //!   promoted to the deque only when another worker is idle, or rescued by an idle worker
 //!   when the first half runs long without calling into the pool (`docs/join.md`). About

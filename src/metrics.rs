@@ -217,7 +217,8 @@ pub struct WorkerMetrics {
     /// Jobs taken from the injector: successful `Injector::steal_batch_and_pop` calls
     /// (each returns one job, run at once, and moves up to 32 more into the own deque,
     /// later local pops or steals), plus single jobs taken ahead of local work for
-    /// fairness (at most one per 61 local turns, `docs/join.md`).
+    /// fairness (between top-level jobs, at most one per 61 local pops,
+    /// `docs/guarantees.md`).
     pub injector_batches: u64,
     /// Jobs those batch steals moved: the one run at once plus those that landed in the
     /// own deque (a lower bound if a thief stole from the deque in between).

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::channel;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
+use std::time::Duration;
 use stealpool::{ThreadPool, ThreadPoolBuilder};
 
 fn pool(n: usize) -> ThreadPool {
@@ -80,6 +81,61 @@ fn dropped_handle_sends_the_panic_to_the_panic_handler() {
             rx.recv().unwrap().as_deref(),
             Some(&*format!("{EXPECTED} detached"))
         );
+    });
+}
+
+/// A value nobody joins whose destructor panics, and a panic nobody joins after the job
+/// finished: both reach the panic handler, whether the handle was dropped before the job
+/// finished (the job drops the value) or after (the handle drops it).
+#[test]
+fn unjoined_panics_reach_the_panic_handler_whenever_the_handle_is_dropped() {
+    struct Boom;
+    impl Drop for Boom {
+        fn drop(&mut self) {
+            panic!("{EXPECTED} value dropped");
+        }
+    }
+    quiet_expected_panics();
+    watchdog(30, || {
+        let (tx, rx) = channel();
+        let tx = Mutex::new(tx);
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .panic_handler(move |p| {
+                let msg = common::payload_str(&*p).map(str::to_owned);
+                tx.lock().unwrap().send(msg).unwrap();
+            })
+            .build()
+            .unwrap();
+        let value_dropped = Some(format!("{EXPECTED} value dropped"));
+        // Dropped before the job finished: the job drops the value.
+        let gate = Arc::new(Barrier::new(2));
+        let g = Arc::clone(&gate);
+        let handle = pool.spawn_with_handle(move || {
+            g.wait();
+            Boom
+        });
+        drop(handle);
+        gate.wait();
+        assert_eq!(rx.recv().unwrap(), value_dropped);
+        // Dropped after: the handle drops the value, on this thread.
+        let handle = pool.spawn_with_handle(|| Boom);
+        assert!(common::wait_until(Duration::from_secs(20), || handle.is_finished()));
+        drop(handle);
+        assert_eq!(rx.recv().unwrap(), value_dropped);
+        // A panic of the job itself, dropped unjoined after it finished.
+        let handle = pool.spawn_with_handle(|| -> u32 { panic!("{EXPECTED} unjoined") });
+        assert!(common::wait_until(Duration::from_secs(20), || handle.is_finished()));
+        drop(handle);
+        assert_eq!(
+            rx.recv().unwrap().as_deref(),
+            Some(&*format!("{EXPECTED} unjoined"))
+        );
+        // Joined, the panic is the joiner's and the value's destructor runs there.
+        let joined = pool.spawn_with_handle(|| -> u32 { panic!("{EXPECTED} joined") });
+        assert!(joined.join().is_err());
+        pool.wait_idle().unwrap();
+        assert!(rx.try_recv().is_err(), "a joined panic reached the handler");
     });
 }
 

@@ -1,7 +1,7 @@
 //! The lazy `join` (docs/join.md): second halves stay private until someone can take
 //! them. These tests pin what that must not change: a half some other worker has to run
-//! still gets run (promotion, rescue), work from outside still starts while every worker
-//! is busy with `join`s (fair injection), and `migrated()` stays exact. Every body runs
+//! still gets run (promotion, rescue), work from outside still starts between top-level
+//! jobs that keep the deque full (fair injection), and `migrated()` stays exact. Every body runs
 //! under a watchdog: the failure mode of each is a hang.
 
 mod common;
@@ -60,74 +60,41 @@ fn a_blocked_first_half_gets_its_second_half_rescued() {
     });
 }
 
-/// A one-worker pool kept busy by `join`s that end only when an injected job has run: the
-/// worker never runs dry, never searches, so only the periodic look at the injector lets
-/// the outside `spawn` start (rayon-core issue 1054: it never would, and this hangs).
+/// A one-worker pool whose top-level jobs keep its deque full (each spawns the next):
+/// between two of them the worker takes an injected job now and then, so the outside
+/// `spawn` that ends the chain starts (rayon-core pops its own deque first and never
+/// would; rayon issue 1054). Inside a job the worker never does this
+/// (`tests/reentrancy.rs`).
 #[test]
-fn injected_work_starts_while_the_only_worker_only_joins() {
+fn injected_work_starts_between_top_level_jobs_that_keep_the_deque_full() {
     watchdog(60, || {
         let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
         let done = Arc::new(AtomicBool::new(false));
-        let (started_tx, started_rx) = std::sync::mpsc::channel();
-        let busy = {
-            let (pool, done) = (pool.clone(), done.clone());
-            std::thread::spawn(move || {
-                pool.install(|| {
-                    let _ = started_tx.send(());
-                    let mut joins = 0u64;
-                    while !done.load(Ordering::SeqCst) {
-                        let (a, b) = stealpool::join(|| 1, || 1);
-                        joins += a + b;
-                    }
-                    joins
-                })
-            })
-        };
-        started_rx.recv().unwrap();
+        let chained = Arc::new(AtomicUsize::new(0));
+        fn next(done: Arc<AtomicBool>, chained: Arc<AtomicUsize>) {
+            if !done.load(Ordering::SeqCst) {
+                chained.fetch_add(1, Ordering::SeqCst);
+                // On the worker: a push to its own deque, popped by its main loop.
+                stealpool::spawn(move || next(done, chained));
+            }
+        }
+        {
+            let (done, chained) = (done.clone(), chained.clone());
+            pool.spawn(move || next(done, chained));
+        }
+        // The chain runs on its own: wait until it did for a while, then inject.
+        assert!(common::wait_until(
+            std::time::Duration::from_secs(30),
+            || chained.load(Ordering::SeqCst) > 1000
+        ));
         let flag = done.clone();
         pool.spawn(move || flag.store(true, Ordering::SeqCst));
-        assert!(busy.join().unwrap() > 0);
-        assert_eq!(
-            pool.metrics().total().injector_batches,
-            2,
-            "install, then the spawn"
+        // The chain never ends by itself: the flag is set only by the injected job.
+        assert!(
+            common::wait_until(std::time::Duration::from_secs(30), || done
+                .load(Ordering::SeqCst)),
+            "the injected job never started"
         );
-    });
-}
-
-/// The same with a scope's own jobs instead of `join`s: a worker that keeps popping its
-/// own deque looks at the injector every 61 local jobs.
-#[test]
-fn injected_work_starts_while_the_only_worker_pops_its_own_deque() {
-    watchdog(60, || {
-        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
-        let done = Arc::new(AtomicBool::new(false));
-        let spawned = Arc::new(AtomicUsize::new(0));
-        let (started_tx, started_rx) = std::sync::mpsc::channel();
-        let busy = {
-            let (pool, done, spawned) = (pool.clone(), done.clone(), spawned.clone());
-            std::thread::spawn(move || {
-                pool.scope(|s| {
-                    fn again<'s>(
-                        s: &stealpool::Scope<'s>,
-                        done: &'s AtomicBool,
-                        spawned: &'s AtomicUsize,
-                    ) {
-                        if !done.load(Ordering::SeqCst) {
-                            spawned.fetch_add(1, Ordering::Relaxed);
-                            s.spawn(move |s| again(s, done, spawned));
-                        }
-                    }
-                    let _ = started_tx.send(());
-                    again(s, &done, &spawned);
-                })
-            })
-        };
-        started_rx.recv().unwrap();
-        let flag = done.clone();
-        pool.spawn(move || flag.store(true, Ordering::SeqCst));
-        busy.join().unwrap();
-        assert!(spawned.load(Ordering::Relaxed) > 0);
     });
 }
 

@@ -16,7 +16,7 @@ impl<T> std::fmt::Debug for ModelCompletion<T> {
 
 /// A handle (the real `JoinHandle`: `join`, `is_finished`, drop) and its job's side.
 pub fn handle<T>() -> (JoinHandle<T>, ModelCompletion<T>) {
-    let (handle, state) = JoinHandle::new_pair();
+    let (handle, state) = JoinHandle::new_pair(None);
     (handle, ModelCompletion(state))
 }
 

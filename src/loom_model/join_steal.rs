@@ -165,8 +165,9 @@ impl ModelWorker<'_> {
         unsafe { job.execute() }
     }
 
-    /// `WorkerThread::wait_until_cold`, without what the model has no use for (fair
-    /// turns, broadcasts, deferred count-downs).
+    /// `WorkerThread::wait_until_cold` for a wait inside a user's frame (local jobs
+    /// first, then a search), without what the model has no use for (the injector,
+    /// broadcasts, deferred count-downs).
     // The round limits are 0 under loom (fewer states): a comparison against them is then
     // constant, which is the point.
     #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]

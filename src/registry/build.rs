@@ -68,7 +68,7 @@ impl Registry {
             injected_jobs: Injector::new(),
             broadcasts: Mutex::new(broadcasts),
             counters: RegistryCounters::new(n_threads),
-            panic_handler: builder.take_panic_handler(),
+            panic_handler: builder.take_panic_handler().map(std::sync::Arc::from),
             start_handler: builder.take_start_handler(),
             exit_handler: builder.take_exit_handler(),
             terminate_count: TerminateCount::new(1),

@@ -36,6 +36,20 @@ use std::thread;
 
 /// Receives panics that have nowhere else to go (`spawn`, start and exit handlers).
 pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
+/// Sends `payload` to `handler`, or drops it when there is none (the standard panic hook
+/// has reported it already). A panicking handler has been reported by the hook too; what
+/// it unwinds with is dropped quietly like any other payload nobody receives.
+pub(crate) fn report_panic(handler: Option<&PanicHandler>, payload: Box<dyn Any + Send>) {
+    match handler {
+        Some(handler) => {
+            if let Err(second) = unwind::halt_unwinding(move || handler(payload)) {
+                unwind::drop_quietly(second);
+            }
+        }
+        None => unwind::drop_quietly(payload),
+    }
+}
+
 /// Runs on each worker thread before it starts (start) or after it stops (exit).
 pub(crate) type ThreadHandler = dyn Fn(usize) + Send + Sync;
 
@@ -49,7 +63,9 @@ pub(crate) struct Registry {
     /// The pushing ends of every worker's broadcast queue (FIFO). Only broadcasts lock it.
     broadcasts: Mutex<Vec<Worker<JobRef>>>,
     counters: RegistryCounters,
-    panic_handler: Option<Box<PanicHandler>>,
+    /// Shared (a std `Arc`, not a protocol object) with the join handles of this pool's
+    /// jobs, which report an unjoined panic after the pool may be gone.
+    panic_handler: Option<std::sync::Arc<PanicHandler>>,
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
     /// Starts at 1 for the `ThreadPool` handle; +1 for every `spawn` job until it has run.
@@ -171,16 +187,12 @@ impl Registry {
     }
 
     fn handle_panic(&self, payload: Box<dyn Any + Send>) {
-        match &self.panic_handler {
-            Some(handler) => {
-                // A panicking handler has been reported by the hook; what it unwinds with
-                // is dropped quietly like any other payload nobody receives.
-                if let Err(second) = unwind::halt_unwinding(move || handler(payload)) {
-                    unwind::drop_quietly(second);
-                }
-            }
-            None => unwind::drop_quietly(payload),
-        }
+        report_panic(self.panic_handler.as_deref(), payload);
+    }
+
+    /// The pool's panic handler, for a join handle of one of its jobs.
+    pub(crate) fn panic_handler(&self) -> Option<std::sync::Arc<PanicHandler>> {
+        self.panic_handler.clone()
     }
 
     /// Runs `f` with the current thread's worker, if it is a worker of this registry.

@@ -168,7 +168,7 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     // The whole scheduling loop: run jobs until the pool terminates.
     #[cfg(feature = "tracing")]
     let span = tracing::trace_span!("worker_thread", index).entered();
-    worker_thread.wait_until(&info.terminate);
+    worker_thread.main_loop(&info.terminate);
     #[cfg(feature = "tracing")]
     drop(span);
     // Normally empty: every job that holds no terminate reference (a `join` half, a scope

@@ -16,7 +16,7 @@
 //!   before a scope job of another scope runs ([`WorkerThread::scope_job_starts`]);
 //! * before the worker searches other queues or parks (it ran out of local work);
 //! * before any loop that runs jobs returns to the code that called it: the end of a
-//!   wait, of a `join` popping its deque, of a yield or of a fair turn;
+//!   wait, of a `join` popping its deque, or of a yield;
 //! * right after a job, when a loop waits for the scope's own latch and the deferred
 //!   counts are all the latch still waits for: the loop must see its latch set before it
 //!   takes another job, as it would without deferring.

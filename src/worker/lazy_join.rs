@@ -1,18 +1,20 @@
 //! The worker's side of the lazy `join` (`docs/join.md`): keeping second halves private,
-//! the per-`join` poll, promotion, rescue of another worker's halves, and the fair turn
-//! that runs an injected job in the middle of a busy worker's own work.
+//! the per-`join` poll, promotion, and rescue of another worker's halves.
+//!
+//! Nothing here runs a job: a `join` whose second half nobody took runs `a`, then `b`,
+//! and nothing in between, as on rayon-core (`docs/guarantees.md`, "Where a worker runs
+//! other jobs").
 
-use super::{WorkerThread, FAIR_INTERVAL};
+use super::WorkerThread;
 use crate::job::JobRef;
 use crate::join::pending::Popped;
-use crate::sync::deque::Steal;
 use crate::timeline_hooks::JobSource;
 
 impl WorkerThread {
     /// Keeps a `join`'s second half private (lazy join): returns its position for
     /// [`pop_pending`](Self::pop_pending), after promoting the oldest half if the private
-    /// stack was full, and polling whether anyone could use a promoted half or an
-    /// injected job waits (`docs/join.md`).
+    /// stack was full, and polling whether anyone could use a promoted half
+    /// (`docs/join.md`).
     ///
     /// # Safety
     /// `job` must stay valid until its `join` popped it back with `pop_pending` and, if
@@ -34,55 +36,23 @@ impl WorkerThread {
         self.pending.pop(pos)
     }
 
-    /// The per-`join` poll, after the private push: the light barrier and two loads of
-    /// lines that change only when a worker goes idle or work is injected. Promotes when
-    /// some worker is idle or searching; takes an injected job now and then when the
-    /// injector holds one (fair injection).
+    /// The per-`join` poll, after the private push: the light barrier and one load of a
+    /// line that changes only when a worker goes idle. Promotes when some worker is idle
+    /// or searching.
     #[inline]
     fn poll_join(&self) {
-        self.joins.set(self.joins.get().wrapping_add(1));
-        let idle = self.can_share && self.registry.sleep.idle_workers_after_private_push();
-        let injected = !self.registry.injector().is_empty();
-        if idle || injected {
-            self.poll_join_cold(idle, injected);
+        if self.can_share && self.registry.sleep.idle_workers_after_private_push() {
+            self.poll_join_cold();
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn poll_join_cold(&self, idle: bool, injected: bool) {
+    fn poll_join_cold(&self) {
         // One promoted half at a time: while the deque still holds work, an idle worker
         // can take that (`docs/join.md`, "When a half is promoted").
-        if idle && self.worker.is_empty() {
+        if self.worker.is_empty() {
             self.promote_oldest();
-        }
-        if injected {
-            self.fair_turn();
-        }
-    }
-
-    /// Runs one injected job in the middle of this worker's own work, at most once per
-    /// `FAIR_INTERVAL` `join`s (counting every `join`, so an injected job that arrives
-    /// after a quiet spell starts at the next `join`), and never nested inside
-    /// another such turn (a flood of injected `join`s would otherwise nest without bound).
-    #[cold]
-    fn fair_turn(&self) {
-        if self.in_fair_turn.get() {
-            return;
-        }
-        let joins = self.joins.get();
-        if joins.wrapping_sub(self.last_fair_turn.get()) < FAIR_INTERVAL {
-            return;
-        }
-        if let Steal::Success(job) = self.registry.injector().steal() {
-            // Nothing stays hidden behind a job that may run long or block.
-            self.promote_all();
-            self.last_fair_turn.set(joins);
-            self.counters.injector_batch(1);
-            self.timeline.note_source(JobSource::Injector);
-            self.in_fair_turn.set(true);
-            self.execute_one(job);
-            self.in_fair_turn.set(false);
         }
     }
 

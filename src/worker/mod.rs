@@ -55,13 +55,8 @@ pub(crate) struct WorkerThread {
     pending: Arc<CachePadded<PendingHalves>>,
     /// Whether another worker exists to take a promoted half (`num_threads > 1`).
     can_share: bool,
-    /// Fair injection: `join`s polled so far (wrapping), and the value at the last
-    /// injected job taken in the middle of this worker's own work.
-    joins: Cell<u32>,
-    last_fair_turn: Cell<u32>,
-    /// Set while this worker runs an injected job from inside a `join` (no nesting).
-    in_fair_turn: Cell<bool>,
-    /// Local jobs taken while waiting, counted for fair injection (`FAIR_INTERVAL`).
+    /// Local jobs taken between top-level jobs, counted for fair injection
+    /// (`FAIR_INTERVAL`).
     local_ticks: Cell<u32>,
     /// Scope jobs run here whose completions are not yet counted down (`count_down`).
     count_downs: DeferredCountDowns,
@@ -73,9 +68,8 @@ pub(crate) struct WorkerThread {
     timeline: WorkerRecorder,
 }
 
-/// Fair injection: at most one injected job per this many local turns (`join`s, or local
-/// pops while waiting) is taken ahead of local work.
-/// Tokio's and Go's global-queue interval.
+/// Fair injection: between top-level jobs, at most one injected job per this many local
+/// pops is taken ahead of local work. Tokio's and Go's global-queue interval.
 pub(crate) const FAIR_INTERVAL: u32 = 61;
 
 impl Drop for WorkerThread {
@@ -106,9 +100,6 @@ impl WorkerThread {
             pending: registry.pending(index),
             timeline: WorkerRecorder::new(registry.recorder(), index),
             registry,
-            joins: Cell::new(0),
-            last_fair_turn: Cell::new(0u32.wrapping_sub(FAIR_INTERVAL)),
-            in_fair_turn: Cell::new(false),
             local_ticks: Cell::new(0),
             count_downs: DeferredCountDowns::default(),
             job_arena: JobArena::new(),
@@ -239,7 +230,9 @@ impl WorkerThread {
     /// `take_local_job`, except that every `FAIR_INTERVAL`-th call first takes one job
     /// from the injector if it holds any: work from outside starts within a bounded
     /// number of local jobs even while the own deque never runs dry (tokio's and Go's
-    /// global-queue interval).
+    /// global-queue interval). Only between top-level jobs (`Frame::Top`): inside a
+    /// user's frame an injected job would overtake local work where rayon-core runs the
+    /// local work, and the frame may hold a lock or a borrow the injected job takes.
     #[inline]
     fn take_local_job_fair(&self) -> Option<JobRef> {
         let tick = self.local_ticks.get().wrapping_add(1);
@@ -344,15 +337,25 @@ impl WorkerThread {
         }
     }
 
-    /// Runs jobs until `latch` is set; parks when there is nothing to do.
-    ///
-    /// This is the only way a worker waits: the main loop waits for its terminate latch,
-    /// `join` for its stolen half, scopes for their jobs.
+    /// Runs jobs until `latch` is set; parks when there is nothing to do. For a wait
+    /// inside a user's frame: `join` for its stolen half, a scope for its jobs, a
+    /// cross-pool `install`, `block_on`, a join handle. Local jobs come first, then a
+    /// search (`find_work`), as in rayon-core's wait: no injected job overtakes a local
+    /// one (`docs/guarantees.md`, "Where a worker runs other jobs").
     #[inline]
     pub(crate) fn wait_until<L: AsCoreLatch + ?Sized>(&self, latch: &L) {
         let latch = latch.as_core_latch();
         if !latch.probe() {
-            self.wait_until_cold(latch);
+            self.wait_until_cold(latch, Frame::User);
+        }
+    }
+
+    /// The scheduling loop of a worker thread: runs jobs until the pool's `terminate`
+    /// latch is set. No user frame is below it, so every `FAIR_INTERVAL`-th local job
+    /// gives way to an injected one (`take_local_job_fair`).
+    pub(crate) fn main_loop(&self, terminate: &CoreLatch) {
+        if !terminate.probe() {
+            self.wait_until_cold(terminate, Frame::Top);
         }
     }
 
@@ -360,7 +363,7 @@ impl WorkerThread {
     // The round limits are 0 under loom (fewer states): a comparison against them is then
     // constant, which is the point.
     #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
-    fn wait_until_cold(&self, latch: &CoreLatch) {
+    fn wait_until_cold(&self, latch: &CoreLatch, frame: Frame) {
         // A panic that unwound out of here would pop the waiting frame (a `join` whose
         // second half a thief may still be writing, a scope whose jobs still run) while
         // others use it: abort instead (rayon-core arms the same guard here). Jobs run
@@ -374,7 +377,11 @@ impl WorkerThread {
         let more_work = || self.has_pending_jobs();
         'outer: while !latch.probe() {
             // Local work first, without touching the shared sleep counters.
-            if let Some(job) = self.take_local_job_fair() {
+            let local = match frame {
+                Frame::Top => self.take_local_job_fair(),
+                Frame::User => self.take_local_job(),
+            };
+            if let Some(job) = local {
                 self.execute(job);
                 self.flush_count_downs_for(latch);
                 continue;
@@ -412,6 +419,15 @@ impl WorkerThread {
         self.job_releases.flush();
         std::mem::forget(abort_guard);
     }
+}
+
+/// Which frame a wait runs in: it decides whether an injected job may overtake local work.
+#[derive(Clone, Copy)]
+enum Frame {
+    /// The worker's scheduling loop: no user code below.
+    Top,
+    /// Inside a job or other user code (`join`, scope, `install`, `block_on`, ...).
+    User,
 }
 
 /// A parking worker tells its metrics and its timeline.
