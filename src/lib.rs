@@ -9,10 +9,10 @@
 //!   environment variable). Each worker owns a crossbeam-deque `Worker` (LIFO); all share
 //!   one `Injector` for work arriving from outside the pool.
 //! * Each worker runs the **scheduling loop** of crossbeam-deque's docs and rayon-core:
-//!   local `pop`, then `Injector::steal_batch_and_pop` (one job plus up to 32 more in one CAS), then a
-//!   scan of the other workers' stealers from a random victim (`steal_batch_and_pop`
-//!   as well). A round that saw `Steal::Retry` is repeated after a `Backoff` step:
-//!   `Retry` is never taken for `Empty`. Between top-level jobs a worker takes one
+//!   local `pop`, the own broadcast queue, a scan of the other workers' stealers from a
+//!   random victim, then the `Injector`, one job per steal, in rayon-core's order. A
+//!   round that saw `Steal::Retry` is repeated after a `Backoff` step: `Retry` is never
+//!   taken for `Empty`. Between top-level jobs a worker takes one
 //!   injected job every 61 local jobs even while its deque never runs dry (fair
 //!   injection); inside a job it runs other jobs only where rayon-core does (while
 //!   waiting), so a lock or a borrow held across `join` is as safe as on rayon-core.
@@ -147,7 +147,9 @@ impl FnContext {
     /// the pool (and so runs on a worker), or, rarely, the calling worker itself picked the
     /// second closure up from its deque while waiting for other work (same thread, but
     /// reported as migrated, as in rayon-core). `false` means it runs on the calling
-    /// worker, called directly by `join_context`.
+    /// worker, called directly by `join_context`. One difference from rayon-core: after
+    /// the first closure panicked, a second closure that nobody took is run directly
+    /// (`false`); rayon-core runs it through its wait and reports `true`.
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

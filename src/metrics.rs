@@ -69,9 +69,9 @@ impl WorkerCounters {
         bump(&self.broadcast_jobs, 1);
     }
     #[inline]
-    pub(crate) fn injector_batch(&self, jobs_moved: u64) {
+    pub(crate) fn injector_job(&self) {
         bump(&self.injector_batches, 1);
-        bump(&self.injector_jobs, jobs_moved);
+        bump(&self.injector_jobs, 1);
     }
     #[inline]
     pub(crate) fn steal(&self) {
@@ -214,14 +214,13 @@ pub struct WorkerMetrics {
     /// Jobs this worker took from its own broadcast queue (`broadcast`,
     /// `spawn_broadcast`: one per worker per broadcast).
     pub broadcast_jobs: u64,
-    /// Jobs taken from the injector: successful `Injector::steal_batch_and_pop` calls
-    /// (each returns one job, run at once, and moves up to 32 more into the own deque,
-    /// later local pops or steals), plus single jobs taken ahead of local work for
-    /// fairness (between top-level jobs, at most one per 61 local pops,
-    /// `docs/guarantees.md`).
+    /// Takes from the injector (`Injector::steal`, one job each, run at once): in the
+    /// search, after the other workers' deques, or ahead of local work for fairness
+    /// (between top-level jobs, at most one per 61 local pops, `docs/guarantees.md`).
     pub injector_batches: u64,
-    /// Jobs those batch steals moved: the one run at once plus those that landed in the
-    /// own deque (a lower bound if a thief stole from the deque in between).
+    /// Jobs taken from the injector: equal to `injector_batches`, since every take moves
+    /// one job (as in rayon-core: a batch would put injected jobs on the own deque, where
+    /// the waits of the job just taken would run them).
     pub injector_jobs: u64,
     /// Successful steals from other workers' deques (tokio: `worker_steal_count`).
     pub steals: u64,

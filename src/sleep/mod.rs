@@ -19,8 +19,7 @@
 //!    needed. The two barriers pair up so that no job is left unseen while every worker
 //!    sleeps.
 //!
-//! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop,
-//! which takes batches from the injector before stealing from victims.
+//! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop.
 
 mod counters;
 mod wake;

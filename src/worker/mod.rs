@@ -12,13 +12,13 @@ use crate::latch::{AsCoreLatch, CoreLatch};
 use crate::metrics::WorkerCounters;
 use crate::registry::Registry;
 use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
-use crate::timeline_hooks::{JobSource, WorkerRecorder};
+use crate::timeline_hooks::WorkerRecorder;
 
 mod count_down;
 use count_down::DeferredCountDowns;
 mod lazy_join;
 mod search;
-use crate::sync::deque::{Steal, Stealer, Worker};
+use crate::sync::deque::{Stealer, Worker};
 use crate::sync::{Arc, Cell};
 use crossbeam_utils::CachePadded;
 use std::ptr;
@@ -238,9 +238,8 @@ impl WorkerThread {
         let tick = self.local_ticks.get().wrapping_add(1);
         self.local_ticks.set(tick);
         if tick % FAIR_INTERVAL == 0 {
-            if let Steal::Success(job) = self.registry.injector().steal() {
-                self.counters.injector_batch(1);
-                self.timeline.note_source(JobSource::Injector);
+            // A `Retry` here is left to the search that follows when the deque is empty.
+            if let Some(job) = self.take_injected_job(&mut false) {
                 return Some(job);
             }
         }
@@ -305,8 +304,7 @@ impl WorkerThread {
 
     /// `yield_now`: runs one job from anywhere this worker may take one, if any.
     pub(crate) fn yield_now(&self) -> crate::Yield {
-        // As in rayon-core, the own pending `join` halves are among the jobs to yield to
-        // (and a batch stolen into the deque must land above them).
+        // As in rayon-core, the own pending `join` halves are among the jobs to yield to.
         self.promote_all();
         match self.find_work() {
             Some(job) => {

@@ -1,22 +1,28 @@
 //! The scheduling loop's search: where a worker with no local job looks for one.
 //!
-//! [`WorkerThread::find_work`] is the loop the seeds describe (and crossbeam-deque's
-//! `find_task` idiom):
+//! [`WorkerThread::find_work`] is rayon-core's `find_work`, with crossbeam-deque's
+//! `Retry` handled as its docs' `find_task` idiom handles it:
 //!
 //! 1. `pop` from the own deque;
 //! 2. `steal` from the own broadcast queue (jobs that must run on this very worker:
 //!    `broadcast`, `spawn_broadcast`);
-//! 3. `steal_batch_and_pop` from the pool's injector into the own deque (one CAS claims
-//!    the job returned plus up to 32 more for the own deque: the injector is FIFO);
-//! 4. `steal_batch_and_pop` from the other workers, starting at a random victim (fastrand):
-//!    one job to run and up to half of the rest into the own deque.
+//! 3. `steal` one job from the other workers' deques, starting at a random victim
+//!    (fastrand);
+//! 4. `steal` one job from the pool's injector.
+//!
+//! One job per steal, and victims before the injector, as in rayon-core: a job taken from
+//! another queue runs at once and brings no other job along, so the own deque holds only
+//! jobs this worker pushed. A batch (`steal_batch_and_pop`) would put the victim's or the
+//! injector's next jobs on the own deque, where every later wait of this worker pops them
+//! first: inside the job just taken, on a one-thread pool too, where rayon-core runs
+//! nothing there (`docs/guarantees.md`, "Where a worker runs other jobs").
 //!
 //! A round that found nothing but saw any `Steal::Retry` is repeated after a
 //! `crossbeam_utils::Backoff` step: `Retry` means "lost a race, the queue probably still
 //! has work", and treating it as `Empty` sends thieves to sleep exactly when there is the
-//! most work (experiment E4 in the seeds: 10 of 11 thieves quit at the first collision).
-//! Only a round in which every source answered `Empty` returns `None`, and only then may
-//! [`WorkerThread::wait_until`] go on toward parking.
+//! most work (experiment E4 in `docs/experiments.md`: 10 of 11 thieves quit at the first
+//! collision). Only a round in which every source answered `Empty` returns `None`, and
+//! only then may [`WorkerThread::wait_until`] go on toward parking.
 
 use super::WorkerThread;
 use crate::job::JobRef;
@@ -25,9 +31,9 @@ use crate::timeline_hooks::JobSource;
 use crossbeam_utils::Backoff;
 
 impl WorkerThread {
-    /// The scheduling loop's search: local pop, the own broadcast queue, an injector
-    /// batch, then victims, repeating the round while any source said `Retry`. `None`
-    /// means every source was confirmed `Empty` in one round.
+    /// The scheduling loop's search: local pop, the own broadcast queue, victims, then
+    /// the injector, one job each, repeating the round while any source said `Retry`.
+    /// `None` means every source was confirmed `Empty` in one round.
     pub(crate) fn find_work(&self) -> Option<JobRef> {
         let backoff = Backoff::new();
         let counters = self.counters();
@@ -39,23 +45,11 @@ impl WorkerThread {
             if let Some(job) = self.take_broadcast_job(&mut retry) {
                 return Some(job);
             }
-            match self.registry.injector().steal_batch_and_pop(&self.worker) {
-                Steal::Success(job) => {
-                    // Only this worker pushes to its deque, so the length is what the
-                    // batch left there (less any a thief already took).
-                    counters.injector_batch(1 + self.worker.len() as u64);
-                    self.timeline.note_source(JobSource::Injector);
-                    self.batch_landed();
-                    return Some(job);
-                }
-                Steal::Retry => {
-                    counters.retry_seen();
-                    retry = true;
-                }
-                Steal::Empty => {}
-            }
             if let Some(job) = self.steal_from_victims(&mut retry) {
                 counters.steal();
+                return Some(job);
+            }
+            if let Some(job) = self.take_injected_job(&mut retry) {
                 return Some(job);
             }
             if !retry {
@@ -66,6 +60,18 @@ impl WorkerThread {
             // and search the whole round again.
             backoff.spin();
         }
+    }
+
+    /// Takes the injector's oldest job. Sets `retry` on `Steal::Retry`.
+    #[inline]
+    pub(super) fn take_injected_job(&self, retry: &mut bool) -> Option<JobRef> {
+        let injector = self.registry.injector();
+        let job = self.try_steal(injector.is_empty(), || injector.steal(), retry);
+        if job.is_some() {
+            self.counters.injector_job();
+            self.timeline.note_source(JobSource::Injector);
+        }
+        job
     }
 
     /// The other workers' indices, starting at a random one and wrapping around: the
@@ -82,31 +88,16 @@ impl WorkerThread {
             .filter(move |&victim| victim != self.index)
     }
 
-    /// One pass over the other workers' stealers from a random start. Sets `retry` if any
-    /// victim answered `Retry`.
+    /// One pass over the other workers' stealers from a random start, one job from the
+    /// first that has one (its oldest). Sets `retry` if any victim answered `Retry`.
     fn steal_from_victims(&self, retry: &mut bool) -> Option<JobRef> {
         self.victims().find_map(|victim| {
-            let job = self.steal_batch_from(self.registry.stealer(victim), retry)?;
+            let job = self.steal_from(self.registry.stealer(victim), retry)?;
             self.timeline.note_source(JobSource::Steal { victim });
             #[cfg(feature = "tracing")]
             tracing::trace!(name: "job_stolen", worker = self.index, victim);
             Some(job)
         })
-    }
-
-    /// Steals from a victim's deque: one job to run now and, in the same CAS, up to half
-    /// of the rest (at most 32) into the own deque, where this worker pops them and other
-    /// thieves may steal them (tokio steals half too). rayon-core takes one job per steal:
-    /// with a flood of tiny `Scope::spawn`s, each steal then cost more than the job, and
-    /// the thief and the spawner fought over the deque's front line for every job.
-    /// Sets `retry` on `Steal::Retry`.
-    #[inline]
-    fn steal_batch_from(&self, stealer: &Stealer<JobRef>, retry: &mut bool) -> Option<JobRef> {
-        let job = self.try_steal(stealer, retry, |s| s.steal_batch_and_pop(&self.worker));
-        if job.is_some() {
-            self.batch_landed();
-        }
-        job
     }
 
     /// One `steal()` from `stealer`, the way every search round steals: a queue that looks
@@ -119,22 +110,22 @@ impl WorkerThread {
     /// `is_empty` too (docs/sleep.md, step 4).
     #[inline]
     fn steal_from(&self, stealer: &Stealer<JobRef>, retry: &mut bool) -> Option<JobRef> {
-        self.try_steal(stealer, retry, Stealer::steal)
+        self.try_steal(stealer.is_empty(), || stealer.steal(), retry)
     }
 
-    /// The shape every steal shares: skip a queue that looks empty, count and flag
-    /// `Retry`.
+    /// The shape every steal shares (deque or injector): skip a queue that looks empty,
+    /// count and flag `Retry`.
     #[inline]
     fn try_steal(
         &self,
-        stealer: &Stealer<JobRef>,
+        looks_empty: bool,
+        steal: impl FnOnce() -> Steal<JobRef>,
         retry: &mut bool,
-        steal: impl FnOnce(&Stealer<JobRef>) -> Steal<JobRef>,
     ) -> Option<JobRef> {
-        if stealer.is_empty() {
+        if looks_empty {
             return None;
         }
-        match steal(stealer) {
+        match steal() {
             Steal::Success(job) => Some(job),
             Steal::Empty => None,
             Steal::Retry => {
@@ -142,18 +133,6 @@ impl WorkerThread {
                 *retry = true;
                 None
             }
-        }
-    }
-
-    /// A batch steal (from the injector or a victim) may have left jobs in the own deque:
-    /// they are stealable now, so tell the sleep module as for a push. We still count as
-    /// idle here, so this rarely wakes anyone itself: the wake usually comes from
-    /// `work_found` (the last searcher wakes one) that our caller runs next
-    /// (docs/sleep.md).
-    #[inline]
-    fn batch_landed(&self) {
-        if !self.worker.is_empty() {
-            self.registry.sleep.new_jobs(1, true);
         }
     }
 
