@@ -1,6 +1,6 @@
-//! The export on made-up timelines: the exact bytes of small ones (the same bytes
-//! serde_json wrote for them when it was the writer), extreme timestamps, and what
-//! happens when the output fails.
+//! The export on made-up timelines: the exact bytes of small ones (also what serde_json
+//! writes for this schema), extreme timestamps, the fields of each phase, failing and
+//! counting outputs.
 
 use super::write;
 use crate::{JobSource, TimelineEvent, TimelineEventKind as Kind};
@@ -39,7 +39,7 @@ fn exported(workers: &[Vec<TimelineEvent>], injections: &[u64]) -> String {
 }
 
 #[test]
-fn a_small_timeline_is_written_byte_for_byte_as_before() {
+fn a_small_timeline_is_written_byte_for_byte() {
     let expected = concat!(
         r#"{"traceEvents":["#,
         r#"{"name":"thread_name","ph":"M","ts":0.0,"pid":1,"tid":0,"args":{"name":"worker 0"}},"#,

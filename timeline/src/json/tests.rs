@@ -116,8 +116,8 @@ fn micros_are_exact_decimals() {
     assert_eq!(max, u64::MAX as f64 / 1000.0);
 }
 
-/// Below 2^53 ns the written decimal reads as the same `f64` as the division the export
-/// used to write with serde_json: the timestamps a reader gets did not move.
+/// Below 2^53 ns the written decimal reads as the same `f64` as `ns as f64 / 1000.0`
+/// (both the nearest `f64` to the exact value).
 #[test]
 fn micros_read_as_ns_over_1000() {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
