@@ -1,45 +1,34 @@
 //! Chrome Trace Event JSON (the format of `chrome://tracing`, read by Perfetto), written
-//! with `serde_json`. Format: "Trace Event Format" (Google, 2016): `B`/`E` duration
-//! events nest per thread, `i` instant events, `M` metadata names the tracks; `ts` is in
+//! by `json.rs`. Format: "Trace Event Format" (Google, 2016): `B`/`E` duration events
+//! nest per thread, `i` instant events, `M` metadata names the tracks; `ts` is in
 //! microseconds.
 
+use super::json;
 use super::{TimelineEvent, TimelineEventKind};
-use serde::Serialize;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 
 /// The process id every track gets (one pool per file).
 const PID: u32 = 1;
 
-#[derive(Serialize)]
-struct Trace {
-    #[serde(rename = "traceEvents")]
-    trace_events: Vec<TraceEvent>,
-    #[serde(rename = "displayTimeUnit")]
-    display_time_unit: &'static str,
-}
-
-#[derive(Serialize)]
+/// One entry of `traceEvents`. The `Option` fields are left out of the JSON when `None`.
 struct TraceEvent {
-    #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cat: Option<&'static str>,
     ph: &'static str,
-    /// Microseconds.
-    ts: f64,
+    /// Nanoseconds since the pool was built; written as `ts`, in microseconds.
+    at_ns: u64,
     pid: u32,
     tid: usize,
     /// Scope of an instant event: `t`, the thread.
-    #[serde(skip_serializing_if = "Option::is_none")]
     s: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     args: Option<Args>,
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
+/// An event's `args`.
 enum Args {
-    Name { name: String },
+    /// `{"name": ...}`: a track's name, on its `thread_name` metadata event.
+    Name(String),
+    /// `{"victim": ...}`: the worker a stolen or rescued job came from.
     Source { victim: usize },
 }
 
@@ -49,7 +38,7 @@ impl TraceEvent {
             name: None,
             cat: None,
             ph,
-            ts: at_ns as f64 / 1000.0,
+            at_ns,
             pid: PID,
             tid,
             s: None,
@@ -66,28 +55,59 @@ impl TraceEvent {
     fn thread_name(tid: usize, name: String) -> TraceEvent {
         TraceEvent {
             name: Some("thread_name"),
-            args: Some(Args::Name { name }),
+            args: Some(Args::Name(name)),
             ..TraceEvent::at("M", 0, tid)
         }
     }
+
+    /// Writes the event as the next element of `trace`, its fields in the order above.
+    fn write_to<W: Write>(&self, trace: &mut json::Array<'_, W>) -> io::Result<()> {
+        let mut event = trace.object()?;
+        if let Some(name) = self.name {
+            event.str("name", name)?;
+        }
+        if let Some(cat) = self.cat {
+            event.str("cat", cat)?;
+        }
+        event.str("ph", self.ph)?;
+        event.micros("ts", self.at_ns)?;
+        event.u64("pid", self.pid.into())?;
+        event.u64("tid", self.tid as u64)?;
+        if let Some(s) = self.s {
+            event.str("s", s)?;
+        }
+        if let Some(args) = &self.args {
+            let mut object = event.object("args")?;
+            match args {
+                Args::Name(name) => object.str("name", name)?,
+                Args::Source { victim } => object.u64("victim", *victim as u64)?,
+            }
+            object.end()?;
+        }
+        event.end()
+    }
 }
 
-/// Writes `workers`' events and the `injections`. Slices still open at the end of the
-/// snapshot (jobs running, a worker parked) are closed at the snapshot's last timestamp,
-/// so every `B` has its `E`.
+/// Writes `workers`' events and the `injections` to `out` (buffered here: `out` gets
+/// large writes). Slices still open at the end of the snapshot (jobs running, a worker
+/// parked) are closed at the snapshot's last timestamp, so every `B` has its `E`.
+///
+/// The JSON: `{"traceEvents":[...],"displayTimeUnit":"ns"}`.
 pub(super) fn write(
     workers: &[Vec<TimelineEvent>],
     injections: &[u64],
     out: impl Write,
 ) -> io::Result<()> {
     let end = super::last_timestamp(workers, injections);
-    let mut trace = Vec::new();
+    let mut out = BufWriter::new(out);
+    let mut top = json::Object::begin(&mut out)?;
+    let mut trace = top.array("traceEvents")?;
     for (tid, events) in workers.iter().enumerate() {
-        trace.push(TraceEvent::thread_name(tid, format!("worker {tid}")));
+        TraceEvent::thread_name(tid, format!("worker {tid}")).write_to(&mut trace)?;
         let mut open = 0usize;
         for event in events {
             let at = TraceEvent::at;
-            trace.push(match event.kind {
+            let entry = match event.kind {
                 TimelineEventKind::JobStart(source) => {
                     open += 1;
                     let mut begin = at("B", event.at_ns, tid).named(source.name(), "job");
@@ -110,22 +130,28 @@ pub(super) fn write(
                     s: Some("t"),
                     ..at("i", event.at_ns, tid).named("promotion", "join")
                 },
-            });
+            };
+            entry.write_to(&mut trace)?;
         }
-        trace.extend((0..open).map(|_| TraceEvent::at("E", end, tid)));
+        for _ in 0..open {
+            TraceEvent::at("E", end, tid).write_to(&mut trace)?;
+        }
     }
     let injector = workers.len();
-    trace.push(TraceEvent::thread_name(injector, "injector".to_owned()));
-    trace.extend(injections.iter().map(|&at_ns| TraceEvent {
-        s: Some("t"),
-        ..TraceEvent::at("i", at_ns, injector).named("inject", "injector")
-    }));
-    serde_json::to_writer(
-        out,
-        &Trace {
-            trace_events: trace,
-            display_time_unit: "ns",
-        },
-    )
-    .map_err(io::Error::from)
+    TraceEvent::thread_name(injector, "injector".to_owned()).write_to(&mut trace)?;
+    for &at_ns in injections {
+        TraceEvent {
+            s: Some("t"),
+            ..TraceEvent::at("i", at_ns, injector).named("inject", "injector")
+        }
+        .write_to(&mut trace)?;
+    }
+    trace.end()?;
+    top.str("displayTimeUnit", "ns")?;
+    top.end()?;
+    // Dropping a `BufWriter` would lose the error of its last write.
+    out.flush()
 }
+
+#[cfg(test)]
+mod tests;

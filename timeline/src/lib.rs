@@ -31,6 +31,7 @@
 
 mod chrome;
 mod exit;
+mod json;
 mod log;
 mod record;
 mod svg;
