@@ -5,6 +5,7 @@
 //! a hung `cargo test`.
 #![allow(dead_code)]
 
+pub mod parity;
 pub mod trace;
 
 use std::any::Any;
