@@ -69,9 +69,9 @@ impl WorkerCounters {
         bump(&self.broadcast_jobs, 1);
     }
     #[inline]
-    pub(crate) fn injector_job(&self) {
+    pub(crate) fn injector_batch(&self, jobs_moved: u64) {
         bump(&self.injector_batches, 1);
-        bump(&self.injector_jobs, 1);
+        bump(&self.injector_jobs, jobs_moved);
     }
     #[inline]
     pub(crate) fn steal(&self) {
@@ -209,18 +209,19 @@ pub struct WorkerMetrics {
     /// second half run inline after popping it back is part of the `join`, not a separate
     /// job, and is counted nowhere.
     pub jobs_executed: u64,
-    /// Jobs this worker popped from its own deque and ran (tokio: local schedule).
+    /// Jobs this worker popped from its own deque or its batch queue (the rest of its
+    /// batch steals) and ran (tokio: local schedule).
     pub local_pops: u64,
     /// Jobs this worker took from its own broadcast queue (`broadcast`,
     /// `spawn_broadcast`: one per worker per broadcast).
     pub broadcast_jobs: u64,
-    /// Takes from the injector (`Injector::steal`, one job each, run at once): in the
-    /// search, after the other workers' deques, or ahead of local work for fairness
-    /// (between top-level jobs, at most one per 61 local pops, `docs/guarantees.md`).
+    /// Takes from the injector: batch steals in the search (each returns one job, run at
+    /// once, and moves up to 32 more into the worker's batch queue, later local pops or
+    /// steals), plus single jobs taken ahead of local work for fairness (between
+    /// top-level jobs, at most one per 61 local pops, `docs/guarantees.md`).
     pub injector_batches: u64,
-    /// Jobs taken from the injector: equal to `injector_batches`, since every take moves
-    /// one job (as in rayon-core: a batch would put injected jobs on the own deque, where
-    /// the waits of the job just taken would run them).
+    /// Jobs those takes moved: the one run at once plus those that landed in the batch
+    /// queue (a lower bound if a thief stole from it in between).
     pub injector_jobs: u64,
     /// Successful steals from other workers' deques (tokio: `worker_steal_count`).
     pub steals: u64,

@@ -3,14 +3,14 @@
 
 use super::global::Terminator;
 use super::thread_builder::ThreadBuilder;
-use super::{Registry, TerminateCount, ThreadInfo};
+use super::{Registry, TerminateCount, ThreadInfo, WorkerQueues};
 use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::{JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, Latch, LockLatch};
 use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
-use crate::sync::deque::{Injector, Stealer, Worker};
+use crate::sync::deque::{Injector, Worker};
 use crate::sync::{Arc, Mutex};
 use crate::timeline_hooks;
 use crate::worker::WorkerThread;
@@ -48,15 +48,23 @@ impl Registry {
             })
             .collect();
         let broadcasts: Vec<Worker<JobRef>> = (0..n_threads).map(|_| Worker::new_fifo()).collect();
-        let broadcast_stealers: Vec<Stealer<JobRef>> =
-            broadcasts.iter().map(Worker::stealer).collect();
-        let thread_infos = workers
+        let queues: Vec<WorkerQueues> = workers
+            .into_iter()
+            .zip(&broadcasts)
+            .map(|(deque, broadcasts)| WorkerQueues {
+                deque,
+                batch: Worker::new_fifo(),
+                broadcasts: broadcasts.stealer(),
+            })
+            .collect();
+        let thread_infos = queues
             .iter()
-            .map(|worker| ThreadInfo {
+            .map(|queues| ThreadInfo {
                 primed: LockLatch::new(),
                 stopped: LockLatch::new(),
                 terminate: CoreLatch::new(),
-                stealer: worker.stealer(),
+                stealer: queues.deque.stealer(),
+                batch: queues.batch.stealer(),
                 pending: Arc::new(CachePadded::new(PendingHalves::new())),
                 fifo: Arc::new(JobFifo::new()),
             })
@@ -82,20 +90,18 @@ impl Registry {
         // started must still be told to exit.
         let t1000 = Terminator(&registry);
         let mut current_thread_parts = None;
-        for (index, (worker, broadcasts)) in workers.into_iter().zip(broadcast_stealers).enumerate()
-        {
+        for (index, queues) in queues.into_iter().enumerate() {
             // Named for every index, also the current thread's (as in rayon-core, whose
             // `thread_name` closure sees index 0 even with `use_current_thread`).
             let name = builder.get_thread_name(index);
             if index == 0 && use_current_thread {
-                current_thread_parts = Some((worker, broadcasts));
+                current_thread_parts = Some(queues);
                 continue;
             }
             let thread = ThreadBuilder {
                 name,
                 stack_size: builder.get_stack_size(),
-                worker,
-                broadcasts,
+                queues,
                 registry: Arc::clone(&registry),
                 index,
             };
@@ -119,14 +125,14 @@ impl Registry {
     /// is definitely kept (`build`, or `build_global` after winning the global slot). A
     /// no-op for other registries.
     pub(crate) fn adopt_current_thread(self: &Arc<Self>) {
-        let Some((worker, broadcasts)) = self.current_thread_parts.lock().take() else {
+        let Some(queues) = self.current_thread_parts.lock().take() else {
             return;
         };
         // It does not run the main loop: it takes part whenever it waits inside the pool
         // (as in rayon-core). Its `WorkerThread` lives in a thread-local until the thread
         // exits. The current thread is not a worker: `Registry::new` checked that on this
         // same thread, and nothing in between made it one.
-        WorkerThread::adopt(WorkerThread::new(worker, broadcasts, Arc::clone(self), 0));
+        WorkerThread::adopt(WorkerThread::new(queues, Arc::clone(self), 0));
         // SAFETY: the latch lives in the registry, which `self` keeps alive.
         unsafe { LockLatch::set(&self.thread_infos[0].primed) };
     }

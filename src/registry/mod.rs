@@ -73,7 +73,7 @@ pub(crate) struct Registry {
     terminate_count: TerminateCount,
     /// Worker 0's deque ends with `use_current_thread`, until the building thread adopts
     /// them (`adopt_current_thread`).
-    current_thread_parts: Mutex<Option<(Worker<JobRef>, Stealer<JobRef>)>>,
+    current_thread_parts: Mutex<Option<WorkerQueues>>,
     /// Join handles of the worker threads the default spawn handler started.
     thread_handles: Mutex<Vec<thread::JoinHandle<()>>>,
     /// Worker 0 is the thread that built the pool (`use_current_thread`): it never runs
@@ -85,6 +85,20 @@ pub(crate) struct Registry {
 }
 
 /// What the registry knows about one worker.
+/// The queue ends a worker owns, made with its registry and handed to its thread.
+pub(crate) struct WorkerQueues {
+    /// The worker's deque: its own jobs (`push`, `join` halves it promoted), LIFO.
+    pub(crate) deque: Worker<JobRef>,
+    /// Jobs this worker took from other queues in one batch steal besides the one it ran
+    /// (a victim's oldest, the injector's), oldest first (FIFO). Not the own deque: a wait
+    /// inside the job just taken pops its deque first, and must find there only what the
+    /// worker pushed itself, as on rayon-core (`docs/guarantees.md`, "Where a worker runs
+    /// other jobs"). The worker takes them where it would steal; others steal them too.
+    pub(crate) batch: Worker<JobRef>,
+    /// The taking end of the worker's broadcast queue (the registry holds the pushing end).
+    pub(crate) broadcasts: Stealer<JobRef>,
+}
+
 struct ThreadInfo {
     /// Set once the worker has installed itself in its thread-local slot.
     primed: LockLatch,
@@ -94,6 +108,8 @@ struct ThreadInfo {
     terminate: CoreLatch,
     /// Steals from the worker's deque.
     stealer: Stealer<JobRef>,
+    /// Steals from the worker's batch queue (`WorkerQueues::batch`).
+    batch: Stealer<JobRef>,
     /// The worker's private `join` halves, for rescuers (`join::pending`).
     pending: Arc<CachePadded<PendingHalves>>,
     /// The FIFO behind the worker's `spawn_fifo` stubs. Here, not only in the worker: a
@@ -135,6 +151,12 @@ impl Registry {
     #[inline]
     pub(crate) fn stealer(&self, index: usize) -> &Stealer<JobRef> {
         &self.thread_infos[index].stealer
+    }
+
+    /// Steals from worker `index`'s batch queue.
+    #[inline]
+    pub(crate) fn batch_stealer(&self, index: usize) -> &Stealer<JobRef> {
+        &self.thread_infos[index].batch
     }
 
     /// Worker `index`'s private `join` halves (its own handle on them).
@@ -210,7 +232,7 @@ impl Registry {
             || self
                 .thread_infos
                 .iter()
-                .any(|t| !t.stealer.is_empty() || t.pending.has_private())
+                .any(|t| !t.stealer.is_empty() || !t.batch.is_empty() || t.pending.has_private())
     }
 }
 

@@ -1,10 +1,8 @@
 //! [`ThreadBuilder`], what a spawn handler receives for each worker, and the body a
 //! worker thread runs ([`main_loop`]).
 
-use super::Registry;
-use crate::job::JobRef;
+use super::{Registry, WorkerQueues};
 use crate::latch::{Latch, LockLatch};
-use crate::sync::deque::{Stealer, Worker};
 use crate::sync::Arc;
 use crate::unwind;
 use crate::worker::WorkerThread;
@@ -34,8 +32,7 @@ use std::thread;
 pub struct ThreadBuilder {
     pub(super) name: Option<String>,
     pub(super) stack_size: Option<usize>,
-    pub(super) worker: Worker<JobRef>,
-    pub(super) broadcasts: Stealer<JobRef>,
+    pub(super) queues: WorkerQueues,
     pub(super) registry: Arc<Registry>,
     pub(super) index: usize,
 }
@@ -144,13 +141,12 @@ impl fmt::Debug for ThreadBuilder {
 /// Called on a thread that is not a worker yet; the `WorkerThread` lives on this frame.
 unsafe fn main_loop(thread: ThreadBuilder) {
     let ThreadBuilder {
-        worker,
-        broadcasts,
+        queues,
         registry,
         index,
         ..
     } = thread;
-    let worker_thread = &WorkerThread::new(worker, broadcasts, Arc::clone(&registry), index);
+    let worker_thread = &WorkerThread::new(queues, Arc::clone(&registry), index);
     // SAFETY: `worker_thread` lives on this frame for the rest of the thread's work and is
     // unregistered by its `Drop` before the frame ends.
     unsafe { WorkerThread::set_current(worker_thread) };
@@ -175,7 +171,10 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     // job) belongs to a caller that keeps the pool alive. The exception is the building
     // thread of a `use_current_thread` pool, which can use the pool without a handle;
     // run what it left here rather than leave it to be stolen later.
-    while let Some(job) = worker_thread.take_local_job() {
+    while let Some(job) = worker_thread
+        .take_local_job()
+        .or_else(|| worker_thread.take_batched_job())
+    {
         worker_thread.execute(job);
     }
     worker_thread.flush_count_downs();

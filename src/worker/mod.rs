@@ -10,7 +10,7 @@ use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
 use crate::latch::{AsCoreLatch, CoreLatch};
 use crate::metrics::WorkerCounters;
-use crate::registry::Registry;
+use crate::registry::{Registry, WorkerQueues};
 use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
 use crate::timeline_hooks::WorkerRecorder;
 
@@ -40,6 +40,8 @@ thread_local! {
 /// `use_current_thread` pool, in that thread's `ADOPTED` slot until the thread exits.
 pub(crate) struct WorkerThread {
     worker: Worker<JobRef>,
+    /// Jobs taken in batches from other queues, oldest first (`WorkerQueues::batch`).
+    batch: Worker<JobRef>,
     /// The FIFO behind this worker's `spawn_fifo` stubs (the registry holds it too).
     fifo: Arc<JobFifo>,
     /// This worker's broadcast queue (the registry holds the pushing end).
@@ -83,16 +85,12 @@ impl Drop for WorkerThread {
 }
 
 impl WorkerThread {
-    pub(crate) fn new(
-        worker: Worker<JobRef>,
-        broadcasts: Stealer<JobRef>,
-        registry: Arc<Registry>,
-        index: usize,
-    ) -> Self {
+    pub(crate) fn new(queues: WorkerQueues, registry: Arc<Registry>, index: usize) -> Self {
         WorkerThread {
-            worker,
+            worker: queues.deque,
+            batch: queues.batch,
             fifo: registry.fifo(index),
-            broadcasts,
+            broadcasts: queues.broadcasts,
             counters: registry.counters().worker(index),
             index,
             sleep: Arc::clone(&registry.sleep),
@@ -238,8 +236,13 @@ impl WorkerThread {
         let tick = self.local_ticks.get().wrapping_add(1);
         self.local_ticks.set(tick);
         if tick % FAIR_INTERVAL == 0 {
-            // A `Retry` here is left to the search that follows when the deque is empty.
-            if let Some(job) = self.take_injected_job(&mut false) {
+            // The oldest work from elsewhere: what an earlier batch brought, else the
+            // injector's oldest job. A `Retry` here is left to the search that follows
+            // when the deque is empty.
+            if let Some(job) = self
+                .take_batched_job()
+                .or_else(|| self.take_injected_job(&mut false))
+            {
                 return Some(job);
             }
         }
@@ -375,10 +378,14 @@ impl WorkerThread {
         let more_work = || self.has_pending_jobs();
         'outer: while !latch.probe() {
             // Local work first, without touching the shared sleep counters.
+            // Then the own broadcast and batch queues, the search's next two steps in
+            // its order, still without the counters (a batch is many jobs).
             let local = match frame {
                 Frame::Top => self.take_local_job_fair(),
                 Frame::User => self.take_local_job(),
-            };
+            }
+            .or_else(|| self.take_broadcast_job(&mut false))
+            .or_else(|| self.take_batched_job());
             if let Some(job) = local {
                 self.execute(job);
                 self.flush_count_downs_for(latch);

@@ -6,16 +6,20 @@
 //! 1. `pop` from the own deque;
 //! 2. `steal` from the own broadcast queue (jobs that must run on this very worker:
 //!    `broadcast`, `spawn_broadcast`);
-//! 3. `steal` one job from the other workers' deques, starting at a random victim
-//!    (fastrand);
-//! 4. `steal` one job from the pool's injector.
+//! 3. the other workers' jobs: first the oldest of the own batch queue (below), then, from
+//!    a random victim (fastrand) on, each victim's deque and batch queue;
+//! 4. the pool's injector.
 //!
-//! One job per steal, and victims before the injector, as in rayon-core: a job taken from
-//! another queue runs at once and brings no other job along, so the own deque holds only
-//! jobs this worker pushed. A batch (`steal_batch_and_pop`) would put the victim's or the
-//! injector's next jobs on the own deque, where every later wait of this worker pops them
-//! first: inside the job just taken, on a one-thread pool too, where rayon-core runs
-//! nothing there (`docs/guarantees.md`, "Where a worker runs other jobs").
+//! The order is rayon-core's (victims before the injector). A steal takes a batch
+//! (`steal_batch_and_pop`: the job returned and, in the same CAS, up to half of the rest,
+//! at most 32; all 32 from the FIFO injector), so a flood of tiny jobs costs one CAS per
+//! batch, not per job. The rest of a batch goes to the worker's **batch queue**, never to
+//! its own deque: every wait of the job just taken pops the own deque first, and must
+//! find there only what this worker pushed itself, as on rayon-core, where those jobs
+//! would still sit in the victim's deque or the injector (`docs/guarantees.md`, "Where a
+//! worker runs other jobs"). The batch queue is FIFO and is taken exactly where a steal
+//! would be, so its jobs start in the order further steals from their source would give;
+//! other workers steal from it as from a deque.
 //!
 //! A round that found nothing but saw any `Steal::Retry` is repeated after a
 //! `crossbeam_utils::Backoff` step: `Retry` means "lost a race, the queue probably still
@@ -31,9 +35,9 @@ use crate::timeline_hooks::JobSource;
 use crossbeam_utils::Backoff;
 
 impl WorkerThread {
-    /// The scheduling loop's search: local pop, the own broadcast queue, victims, then
-    /// the injector, one job each, repeating the round while any source said `Retry`.
-    /// `None` means every source was confirmed `Empty` in one round.
+    /// The scheduling loop's search: local pop, the own broadcast queue, the own batch
+    /// queue, victims, then the injector, repeating the round while any source said
+    /// `Retry`. `None` means every source was confirmed `Empty` in one round.
     pub(crate) fn find_work(&self) -> Option<JobRef> {
         let backoff = Backoff::new();
         let counters = self.counters();
@@ -45,11 +49,14 @@ impl WorkerThread {
             if let Some(job) = self.take_broadcast_job(&mut retry) {
                 return Some(job);
             }
+            if let Some(job) = self.take_batched_job() {
+                return Some(job);
+            }
             if let Some(job) = self.steal_from_victims(&mut retry) {
                 counters.steal();
                 return Some(job);
             }
-            if let Some(job) = self.take_injected_job(&mut retry) {
+            if let Some(job) = self.take_injected_batch(&mut retry) {
                 return Some(job);
             }
             if !retry {
@@ -62,16 +69,43 @@ impl WorkerThread {
         }
     }
 
-    /// Takes the injector's oldest job. Sets `retry` on `Steal::Retry`.
+    /// Takes the oldest job of the own batch queue: the rest of an earlier batch steal
+    /// (counted as a local pop).
+    #[inline]
+    pub(crate) fn take_batched_job(&self) -> Option<JobRef> {
+        let job = self.batch.pop();
+        if job.is_some() {
+            self.counters.local_pop();
+        }
+        job
+    }
+
+    /// Takes the injector's oldest job, and up to 32 more into the own batch queue.
+    /// Sets `retry` on `Steal::Retry`.
+    #[inline]
+    fn take_injected_batch(&self, retry: &mut bool) -> Option<JobRef> {
+        let injector = self.registry.injector();
+        let job = self.try_steal(
+            injector.is_empty(),
+            || injector.steal_batch_and_pop(&self.batch),
+            retry,
+        )?;
+        // Only this worker pushes to its batch queue, so the length is what the batch
+        // left there (less any a thief already took).
+        self.counters.injector_batch(1 + self.batch.len() as u64);
+        self.timeline.note_source(JobSource::Injector);
+        self.batch_landed();
+        Some(job)
+    }
+
+    /// Takes the injector's oldest job alone (the fair look between top-level jobs).
     #[inline]
     pub(super) fn take_injected_job(&self, retry: &mut bool) -> Option<JobRef> {
         let injector = self.registry.injector();
-        let job = self.try_steal(injector.is_empty(), || injector.steal(), retry);
-        if job.is_some() {
-            self.counters.injector_job();
-            self.timeline.note_source(JobSource::Injector);
-        }
-        job
+        let job = self.try_steal(injector.is_empty(), || injector.steal(), retry)?;
+        self.counters.injector_batch(1);
+        self.timeline.note_source(JobSource::Injector);
+        Some(job)
     }
 
     /// The other workers' indices, starting at a random one and wrapping around: the
@@ -88,16 +122,44 @@ impl WorkerThread {
             .filter(move |&victim| victim != self.index)
     }
 
-    /// One pass over the other workers' stealers from a random start, one job from the
-    /// first that has one (its oldest). Sets `retry` if any victim answered `Retry`.
+    /// One pass over the other workers from a random start: each victim's deque (its
+    /// oldest job), then its batch queue, taking a batch from the first that has work.
+    /// Sets `retry` if any victim answered `Retry`.
     fn steal_from_victims(&self, retry: &mut bool) -> Option<JobRef> {
         self.victims().find_map(|victim| {
-            let job = self.steal_from(self.registry.stealer(victim), retry)?;
+            let job = self
+                .steal_batch_from(self.registry.stealer(victim), retry)
+                .or_else(|| self.steal_batch_from(self.registry.batch_stealer(victim), retry))?;
             self.timeline.note_source(JobSource::Steal { victim });
             #[cfg(feature = "tracing")]
             tracing::trace!(name: "job_stolen", worker = self.index, victim);
             Some(job)
         })
+    }
+
+    /// Steals from a victim's queue: one job to run now and, in the same CAS, up to half
+    /// of the rest (at most 32) into the own batch queue (tokio steals half too). Sets
+    /// `retry` on `Steal::Retry`.
+    #[inline]
+    fn steal_batch_from(&self, stealer: &Stealer<JobRef>, retry: &mut bool) -> Option<JobRef> {
+        let job = self.try_steal(
+            stealer.is_empty(),
+            || stealer.steal_batch_and_pop(&self.batch),
+            retry,
+        )?;
+        self.batch_landed();
+        Some(job)
+    }
+
+    /// A batch steal may have left jobs in the own batch queue: they are stealable now,
+    /// so tell the sleep module as for a push. We still count as idle here, so this
+    /// rarely wakes anyone itself: the wake usually comes from `work_found` (the last
+    /// searcher wakes one) that our caller runs next (docs/sleep.md).
+    #[inline]
+    fn batch_landed(&self) {
+        if !self.batch.is_empty() {
+            self.registry.sleep.new_jobs(1, true);
+        }
     }
 
     /// One `steal()` from `stealer`, the way every search round steals: a queue that looks
