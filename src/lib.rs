@@ -9,8 +9,9 @@
 //!   environment variable). Each worker owns a crossbeam-deque `Worker` (LIFO); all share
 //!   one `Injector` for work arriving from outside the pool.
 //! * Each worker runs the **scheduling loop** of crossbeam-deque's docs and rayon-core:
-//!   local `pop`, the own broadcast queue, a scan of the other workers' stealers from a
-//!   random victim, then the `Injector`, one job per steal, in rayon-core's order. A
+//!   local `pop`, the own broadcast queue, `Injector::steal_batch_and_pop`, then a scan
+//!   of the other workers' stealers from a random victim (`steal_batch_and_pop` as
+//!   well); the rest of a batch waits in the worker's batch queue, not on its deque. A
 //!   round that saw `Steal::Retry` is repeated after a `Backoff` step: `Retry` is never
 //!   taken for `Empty`. Between top-level jobs a worker takes one
 //!   injected job every 61 local jobs even while its deque never runs dry (fair

@@ -329,14 +329,12 @@ fn build_global_with_thread_name_calling_a_free_function_does_not_hang() {
 // Fixed: FnContext::migrated after a panicking first half
 // ------------------------------------------------------------------------------------
 //
-// `FnContext::migrated` is documented as "true if the closure runs on a different thread
-// than the one that called join_context". When `oper_a` panicked and `oper_b` was not
-// stolen, `b` ran through `StackJob::execute`, which always passes `migrated = true`,
-// although `b` ran on the calling thread. The fix: the panic path runs `b` with
-// `StackJob::run_inline(injected)`, as the normal path does. rayon-core 1.13 reports
-// `true` there.
+// `FnContext::migrated` is documented as "true if the closure was not run directly by the
+// join_context call on the calling worker". When `oper_a` panicked and `oper_b` was not
+// stolen, the panic path runs `b` with `StackJob::run_inline(injected)`, as the normal path
+// does, so `b` is not migrated. (rayon-core 1.13 runs `b` through its wait there and
+// reports `true`: the one documented difference of `migrated()`.)
 
-/// Reported `true` before the fix.
 #[test]
 fn join_context_b_after_a_panicked_is_not_reported_migrated_on_the_same_thread() {
     quiet_expected_panics();

@@ -1,20 +1,23 @@
 //! The order in which a worker takes jobs, against rayon-core 1.13 (`docs/guarantees.md`,
 //! "Where a worker runs other jobs"): outside `spawn` and `spawn_fifo` on a one-thread
-//! pool, a broadcast queued while a job runs or made inside `join`, `yield_now`'s choice
-//! between another worker's deque and the injector, `current_thread_has_pending_tasks`,
-//! and the order of scope jobs and of a worker's own spawns.
+//! pool, a broadcast queued while a job runs or made inside `join`, how many jobs
+//! `yield_now` takes, `current_thread_has_pending_tasks`, and the order of scope jobs and
+//! of a worker's own spawns.
 //!
 //! rayon-core's search (`WorkerThread::find_work`) takes the worker's own deque (LIFO,
 //! with `spawn_fifo` jobs in FIFO order), then its own broadcast queue, then steals one
 //! job from another worker, and only then pops one job from the front of the injector;
-//! a wait searches the same way. Every scenario is written once and runs on both crates
+//! a wait searches the same way. stealpool's steals take batches, whose rest waits in a
+//! batch queue that is not the own deque, so these orders stay rayon-core's. Every scenario is written once and runs on both crates
 //! (`common::parity`): `sp::*` on stealpool, `rc::*` on rayon-core.
 //!
-//! One order is deliberately not rayon-core's and is not checked here: between top-level
-//! jobs of a worker whose deque stays full, stealpool's scheduling loop takes one injected
-//! job every 61 local ones, where rayon-core runs the local jobs first (README,
-//! "Differences from rayon-core"); `tests/lazy_join.rs:
-//! injected_work_starts_between_top_level_jobs_that_keep_the_deque_full` checks it.
+//! Two orders are deliberately not rayon-core's and are not checked here (README,
+//! "Differences from rayon-core"): between top-level jobs of a worker whose deque stays
+//! full, stealpool's scheduling loop takes one injected job every 61 local ones, where
+//! rayon-core runs the local jobs first (`tests/lazy_join.rs:
+//! injected_work_starts_between_top_level_jobs_that_keep_the_deque_full` checks it); and
+//! its search takes the injector before other workers' deques, where rayon-core steals
+//! first (`tests/rayon_core_api.rs: yield_now_takes_injected_jobs_before_stealing`).
 
 mod common;
 
@@ -224,23 +227,6 @@ macro_rules! scenarios {
             let got = recv(&result_rx);
             drop(release_tx);
             got
-        }
-
-        /// `yield_now` on worker 0 while worker 1's deque holds a job and the injector
-        /// holds one: rayon-core steals from the other worker before it looks at the
-        /// injector, so the stolen job is the one that runs.
-        #[test]
-        fn yield_now_takes_a_job_of_another_worker_before_an_injected_one() {
-            repeat(RUNS, SECS, || {
-                let log = Log::default();
-                let (stolen, injected, seen) = (log.clone(), log.clone(), log.clone());
-                let got = on_two_workers(
-                    move || rp::spawn(move || stolen.push("worker 1's")),
-                    move |pool| pool.spawn(move || injected.push("injected")),
-                    move || format!("{:?} {:?}", rp::yield_now(), seen.events()),
-                );
-                expect("yield_now", got, "Some(Executed) [\"worker 1's\"]")
-            });
         }
 
         /// `yield_now` on worker 0 while worker 1's deque holds eight jobs: rayon-core

@@ -1,16 +1,20 @@
 //! The scheduling loop's search: where a worker with no local job looks for one.
 //!
-//! [`WorkerThread::find_work`] is rayon-core's `find_work`, with crossbeam-deque's
-//! `Retry` handled as its docs' `find_task` idiom handles it:
+//! [`WorkerThread::find_work`] is the loop of crossbeam-deque's `find_task` idiom and of
+//! rayon-core's `find_work`:
 //!
 //! 1. `pop` from the own deque;
 //! 2. `steal` from the own broadcast queue (jobs that must run on this very worker:
 //!    `broadcast`, `spawn_broadcast`);
-//! 3. the other workers' jobs: first the oldest of the own batch queue (below), then, from
-//!    a random victim (fastrand) on, each victim's deque and batch queue;
-//! 4. the pool's injector.
+//! 3. the oldest job of the own batch queue (below);
+//! 4. the pool's injector;
+//! 5. from a random victim (fastrand) on, each other worker's deque and batch queue.
 //!
-//! The order is rayon-core's (victims before the injector). A steal takes a batch
+//! rayon-core steals from victims before it looks at the injector; here the injector
+//! comes first, so work from outside is not starved while the workers share their own
+//! (an order a program can see only with a victim blocked while holding work: README,
+//! "Differences from rayon-core"; steals before the injector cost `par_iter` sum 25%
+//! here, `docs/performance.md`). A steal takes a batch
 //! (`steal_batch_and_pop`: the job returned and, in the same CAS, up to half of the rest,
 //! at most 32; all 32 from the FIFO injector), so a flood of tiny jobs costs one CAS per
 //! batch, not per job. The rest of a batch goes to the worker's **batch queue**, never to
@@ -36,7 +40,7 @@ use crossbeam_utils::Backoff;
 
 impl WorkerThread {
     /// The scheduling loop's search: local pop, the own broadcast queue, the own batch
-    /// queue, victims, then the injector, repeating the round while any source said
+    /// queue, the injector, then victims, repeating the round while any source said
     /// `Retry`. `None` means every source was confirmed `Empty` in one round.
     pub(crate) fn find_work(&self) -> Option<JobRef> {
         let backoff = Backoff::new();
@@ -52,11 +56,11 @@ impl WorkerThread {
             if let Some(job) = self.take_batched_job() {
                 return Some(job);
             }
-            if let Some(job) = self.steal_from_victims(&mut retry) {
-                counters.steal();
+            if let Some(job) = self.take_injected_batch(&mut retry) {
                 return Some(job);
             }
-            if let Some(job) = self.take_injected_batch(&mut retry) {
+            if let Some(job) = self.steal_from_victims(&mut retry) {
+                counters.steal();
                 return Some(job);
             }
             if !retry {
