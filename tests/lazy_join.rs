@@ -87,13 +87,27 @@ fn injected_work_starts_between_top_level_jobs_that_keep_the_deque_full() {
             std::time::Duration::from_secs(30),
             || chained.load(Ordering::SeqCst) > 1000
         ));
-        let flag = done.clone();
-        pool.spawn(move || flag.store(true, Ordering::SeqCst));
+        let (flag, at_start) = (done.clone(), Arc::new(AtomicUsize::new(0)));
+        {
+            let (chained, at_start) = (chained.clone(), at_start.clone());
+            pool.spawn(move || {
+                at_start.store(chained.load(Ordering::SeqCst), Ordering::SeqCst);
+                flag.store(true, Ordering::SeqCst);
+            });
+        }
+        // Read after the job was queued: at most one chain job was running then.
+        let queued_at = chained.load(Ordering::SeqCst);
         // The chain never ends by itself: the flag is set only by the injected job.
         assert!(
             common::wait_until(std::time::Duration::from_secs(30), || done
                 .load(Ordering::SeqCst)),
             "the injected job never started"
+        );
+        // The fair look comes every 61 local pops (the one running at the spawn aside).
+        let overtaken = at_start.load(Ordering::SeqCst) - queued_at;
+        assert!(
+            overtaken <= 61 + 1,
+            "{overtaken} local jobs ran before the injected one"
         );
     });
 }
