@@ -52,7 +52,7 @@ pub struct JoinHandle<T> {
     /// `AssertUnwindSafe` keeps the handle `UnwindSafe`, as it is without a handler: the
     /// handle only calls the handler, which the pool calls from any thread at any time
     /// anyway, and never reads state of it that a panic could leave broken.
-    panic_handler: Option<AssertUnwindSafe<std::sync::Arc<PanicHandler>>>,
+    panic_handler: AssertUnwindSafe<Option<std::sync::Arc<PanicHandler>>>,
 }
 
 pub(crate) struct HandleState<T> {
@@ -140,7 +140,7 @@ impl<T> JoinHandle<T> {
         (
             JoinHandle {
                 state,
-                panic_handler: panic_handler.map(AssertUnwindSafe),
+                panic_handler: AssertUnwindSafe(panic_handler),
             },
             job_state,
         )
@@ -305,7 +305,7 @@ impl<T> Drop for JoinHandle<T> {
         drop(slot);
         // An unjoined value or panic, outside the lock: a panic goes to the pool's panic
         // handler, as it would had the handle been dropped before the job finished.
-        let report = |payload| report_panic(self.panic_handler.as_ref().map(|h| &***h), payload);
+        let report = |payload| report_panic(self.panic_handler.as_deref(), payload);
         match result {
             None => {}
             Some(Ok(value)) => {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{quiet_expected_panics, watchdog, EXPECTED};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::channel;
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -55,20 +55,26 @@ fn handle_returns_the_panic_and_the_panic_handler_does_not_see_it() {
     });
 }
 
+/// A two-worker pool whose panic handler sends each payload's message down the channel.
+fn pool_reporting_panics() -> (ThreadPool, Receiver<Option<String>>) {
+    let (tx, rx) = channel();
+    let tx = Mutex::new(tx);
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .panic_handler(move |p| {
+            let msg = common::payload_str(&*p).map(str::to_owned);
+            tx.lock().unwrap().send(msg).unwrap();
+        })
+        .build()
+        .unwrap();
+    (pool, rx)
+}
+
 #[test]
 fn dropped_handle_sends_the_panic_to_the_panic_handler() {
     quiet_expected_panics();
     watchdog(30, || {
-        let (tx, rx) = channel();
-        let tx = Mutex::new(tx);
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .panic_handler(move |p| {
-                let msg = common::payload_str(&*p).map(str::to_owned);
-                tx.lock().unwrap().send(msg).unwrap();
-            })
-            .build()
-            .unwrap();
+        let (pool, rx) = pool_reporting_panics();
         let gate = Arc::new(Barrier::new(2));
         let g = Arc::clone(&gate);
         let handle = pool.spawn_with_handle(move || -> u32 {
@@ -97,16 +103,7 @@ fn unjoined_panics_reach_the_panic_handler_whenever_the_handle_is_dropped() {
     }
     quiet_expected_panics();
     watchdog(30, || {
-        let (tx, rx) = channel();
-        let tx = Mutex::new(tx);
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .panic_handler(move |p| {
-                let msg = common::payload_str(&*p).map(str::to_owned);
-                tx.lock().unwrap().send(msg).unwrap();
-            })
-            .build()
-            .unwrap();
+        let (pool, rx) = pool_reporting_panics();
         let value_dropped = Some(format!("{EXPECTED} value dropped"));
         // Dropped before the job finished: the job drops the value.
         let gate = Arc::new(Barrier::new(2));

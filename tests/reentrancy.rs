@@ -90,6 +90,26 @@ fn with_injections<J>(
     );
 }
 
+/// Makes injected jobs that take `lock` with `try_lock`: each counts a taken lock in the
+/// mutex's value, and a lock it found held (it would have deadlocked on `lock()`) in
+/// `inside`.
+fn try_lock_jobs(
+    lock: &Arc<Mutex<usize>>,
+    inside: &Arc<AtomicUsize>,
+) -> impl Fn() -> Box<dyn FnOnce() + Send> + Send + 'static {
+    let (lock, inside) = (lock.clone(), inside.clone());
+    move || {
+        let (lock, inside) = (lock.clone(), inside.clone());
+        Box::new(move || match lock.try_lock() {
+            Ok(mut taken) => *taken += 1,
+            Err(TryLockError::WouldBlock) => {
+                inside.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(TryLockError::Poisoned(e)) => panic!("{e}"),
+        })
+    }
+}
+
 /// rayon#1174 (and #592): a job holds a `Mutex` across `join`s while outside threads
 /// spawn jobs that take the same mutex. On rayon-core those jobs wait their turn; run
 /// inside the locked section, on the thread holding the lock, each would deadlock (here
@@ -100,19 +120,7 @@ fn a_mutex_held_across_joins_is_not_taken_by_an_injected_job_on_its_thread() {
         let pool = one_thread_pool();
         let lock = Arc::new(Mutex::new(0usize));
         let inside = Arc::new(AtomicUsize::new(0));
-        let job = {
-            let (lock, inside) = (lock.clone(), inside.clone());
-            move || {
-                let (lock, inside) = (lock.clone(), inside.clone());
-                move || match lock.try_lock() {
-                    Ok(mut taken) => *taken += 1,
-                    Err(TryLockError::WouldBlock) => {
-                        inside.fetch_add(1, Ordering::SeqCst);
-                    }
-                    Err(TryLockError::Poisoned(e)) => panic!("{e}"),
-                }
-            }
-        };
+        let job = try_lock_jobs(&lock, &inside);
         with_injections(&pool, job, |repeat| {
             let guard = lock.lock().unwrap();
             repeat(31, &|| assert_eq!(joins(5), 32));
@@ -272,19 +280,7 @@ fn a_mutex_held_across_a_scope_is_not_taken_by_an_injected_job_while_the_scope_h
         let pool = one_thread_pool();
         let lock = Arc::new(Mutex::new(0usize));
         let inside = Arc::new(AtomicUsize::new(0));
-        let job = {
-            let (lock, inside) = (lock.clone(), inside.clone());
-            move || {
-                let (lock, inside) = (lock.clone(), inside.clone());
-                move || match lock.try_lock() {
-                    Ok(mut taken) => *taken += 1,
-                    Err(TryLockError::WouldBlock) => {
-                        inside.fetch_add(1, Ordering::SeqCst);
-                    }
-                    Err(TryLockError::Poisoned(e)) => panic!("{e}"),
-                }
-            }
-        };
+        let job = try_lock_jobs(&lock, &inside);
         with_injections(&pool, job, |repeat| {
             let guard = lock.lock().unwrap();
             // The injections start inside the scope, whose first job queues a scope job

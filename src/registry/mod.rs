@@ -84,7 +84,6 @@ pub(crate) struct Registry {
     recorder: Option<std::sync::Arc<Recorder>>,
 }
 
-/// What the registry knows about one worker.
 /// The queue ends a worker owns, made with its registry and handed to its thread.
 pub(crate) struct WorkerQueues {
     /// The worker's deque: its own jobs (`push`, `join` halves it promoted), LIFO.
@@ -99,6 +98,7 @@ pub(crate) struct WorkerQueues {
     pub(crate) broadcasts: Stealer<JobRef>,
 }
 
+/// What the registry knows about one worker.
 struct ThreadInfo {
     /// Set once the worker has installed itself in its thread-local slot.
     primed: LockLatch,
