@@ -119,3 +119,73 @@ fn a_reused_position_is_never_taken_stale() {
         check_each_half_once(2, &[(1, popped_first), (2, popped_second)], &[], &rescued);
     });
 }
+
+/// `loom::model` for a model that fills the whole stack: a few hundred atomic
+/// operations in one execution, more than loom's default bound of branches allows.
+fn deep_model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 10_000;
+    builder.check(f);
+}
+
+/// The slot a rescuer reads is never reused under it: with the stack one short of full, a
+/// rescuer claims the oldest half while the owner pushes once more. The owner must make
+/// room (promote) rather than write the position that shares the rescuer's slot, so the
+/// rescuer gets the oldest private half and nothing is taken twice. (Without the free
+/// slot the push overwrites the slot between the claim and the read.)
+#[test]
+fn a_push_on_a_full_stack_never_reuses_the_slot_a_rescuer_reads() {
+    deep_model(|| {
+        let stack = Arc::new(ModelPending::default());
+        let capacity = stack.capacity();
+        // Positions 0..capacity-1: the last push makes room by promoting token 1.
+        for token in 1..=capacity {
+            stack.push(token);
+        }
+        let rescuer = spawn_rescuer(&stack);
+        stack.push(capacity + 1);
+        let rescued = rescuer();
+        let promoted = stack.promoted_to_make_room();
+        // Each promotion and the rescue took the oldest half left, in order, once.
+        let mut taken = promoted.clone();
+        taken.extend(&rescued);
+        taken.sort_unstable();
+        let expected: Vec<usize> = (1..=taken.len()).collect();
+        assert_eq!(
+            taken, expected,
+            "promoted {promoted:?}, rescued {rescued:?}"
+        );
+    });
+}
+
+/// A slow pop that finds its half taken lowers `bottom` (the stack is empty again); the
+/// push limit must come down with it, or the next run of pushes fills more positions
+/// than there are slots and a promotion reads a half that overwrote the oldest one.
+#[test]
+fn the_push_limit_follows_bottom_down_after_a_slow_pop() {
+    deep_model(|| {
+        let stack = ModelPending::default();
+        let capacity = stack.capacity();
+        // Ten halves promoted early raise `bottom` to 10 before the stack fills, so the
+        // limit is read as 10 + capacity - 1, and positions up to 10 + capacity - 2 fit.
+        let mut positions: Vec<usize> = (1..=10).map(|token| stack.push(token)).collect();
+        for _ in 0..10 {
+            stack.promote_oldest();
+        }
+        positions.extend((11..=capacity + 8).map(|token| stack.push(token)));
+        assert!(stack.promoted_to_make_room().is_empty());
+        // Pop everything: the newest ones are private, the ten promoted ones taken.
+        while let Some(pos) = positions.pop() {
+            let expected = if pos < 10 { "taken" } else { "private" };
+            assert_eq!(stack.pop(pos), expected, "position {pos}");
+        }
+        // A fresh run of pushes, as deep as the limit allows, then the oldest promoted.
+        let base = 1000;
+        for token in base..base + capacity + 8 {
+            stack.push(token);
+        }
+        let mut oldest = stack.promoted_to_make_room();
+        oldest.extend(stack.promote_oldest());
+        assert_eq!(oldest[0], base, "the oldest half of the new run goes first");
+    });
+}

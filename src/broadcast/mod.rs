@@ -166,13 +166,17 @@ where
         registry.inject_broadcast(job_refs);
         latch.wait(current_thread);
         registry.terminate();
-        collect_results(jobs, n_threads)
+        // SAFETY: `wait` returned: every job ran and counted the latch down.
+        unsafe { collect_results(jobs, n_threads) }
     })
 }
 
 /// The results of a broadcast's jobs, which all ran, in index order; re-raises the first
 /// panic after all the results are taken (the rest are dropped quietly).
-fn collect_results<L: crate::latch::Latch + Sync, F, R>(
+///
+/// # Safety
+/// Every job in `jobs` has run: the caller observed the latch they all count down.
+unsafe fn collect_results<L: crate::latch::Latch + Sync, F, R>(
     jobs: Vec<StackJob<L, F, R>>,
     n_threads: usize,
 ) -> Vec<R>
@@ -183,7 +187,8 @@ where
     let mut results = Vec::with_capacity(n_threads);
     let mut first_panic = None;
     for job in jobs {
-        match job.into_job_result() {
+        // SAFETY: the caller waited for the count latch that every job sets once it ran.
+        match unsafe { job.take_job_result() } {
             Ok(value) => results.push(value),
             Err(payload) if first_panic.is_none() => first_panic = Some(payload),
             Err(payload) => unwind::drop_quietly(payload),

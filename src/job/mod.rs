@@ -16,7 +16,7 @@ pub(crate) use scope_job::ScopeHeapJob;
 use crate::sync::UnsafeCell;
 use crate::unwind;
 use std::any::Any;
-use std::mem;
+use std::mem::{self, ManuallyDrop, MaybeUninit};
 
 /// A job that can be executed through a raw pointer.
 pub(crate) trait Job {
@@ -108,8 +108,6 @@ impl JobRef {
 
 /// The outcome of a job that somebody waits for.
 pub(crate) enum JobResult<T> {
-    /// Not run yet.
-    None,
     /// Ran and returned a value.
     Ok(T),
     /// Ran and panicked; the payload is re-raised in the waiter.
@@ -118,6 +116,7 @@ pub(crate) enum JobResult<T> {
 
 impl<T> JobResult<T> {
     /// Runs `func`, capturing its value or its panic.
+    #[inline]
     pub(crate) fn call(func: impl FnOnce() -> T) -> Self {
         match unwind::halt_unwinding(func) {
             Ok(x) => JobResult::Ok(x),
@@ -128,10 +127,9 @@ impl<T> JobResult<T> {
     /// Returns the value, or re-raises the captured panic in the caller.
     ///
     /// # Panics
-    /// Re-raises the job's panic; panics if the job never ran (a scheduler bug).
+    /// Re-raises the job's panic.
     pub(crate) fn into_return_value(self) -> T {
         match self {
-            JobResult::None => unreachable!("stealpool: a waited-for job never ran"),
             JobResult::Ok(x) => x,
             JobResult::Panic(p) => unwind::resume_unwinding(p),
         }
@@ -141,12 +139,17 @@ impl<T> JobResult<T> {
 /// A job that lives in the stack frame of the thread waiting for it (`join`, `install`).
 ///
 /// No allocation: the waiter keeps the frame alive until `latch` is set, and only then
-/// reads `result`.
+/// reads `result`. The latch, not a tag in the job, says what is initialised: the closure
+/// until it was taken (by [`run_inline`](Self::run_inline) or by whoever executes the
+/// job), the result once the latch is set. So the `join` fast path writes no `None`
+/// into the closure it takes and no empty result it then checks for a destructor. A job
+/// that is dropped without ever running leaks its closure (its captures are not
+/// dropped); every creator runs its job or waits for its latch, so none is.
 pub(crate) struct StackJob<L, F, R> {
     /// Set after `result` is written; the waiter may free the job as soon as it observes it.
     pub(crate) latch: L,
-    func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<JobResult<R>>,
+    func: UnsafeCell<ManuallyDrop<F>>,
+    result: UnsafeCell<MaybeUninit<JobResult<R>>>,
 }
 
 impl<L, F, R> StackJob<L, F, R>
@@ -156,11 +159,12 @@ where
     R: Send,
 {
     /// A job that will run `func(migrated)` and then set `latch`.
+    #[inline(always)]
     pub(crate) fn new(func: F, latch: L) -> Self {
         StackJob {
             latch,
-            func: UnsafeCell::new(Some(func)),
-            result: UnsafeCell::new(JobResult::None),
+            func: UnsafeCell::new(ManuallyDrop::new(func)),
+            result: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
@@ -168,9 +172,18 @@ where
     ///
     /// # Safety
     /// The caller must keep `self` alive (not move or drop it) until the latch is set.
+    #[inline(always)]
     pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
         // SAFETY: forwarded from this function's contract.
         unsafe { JobRef::new(self) }
+    }
+
+    /// The identity of [`as_job_ref`](Self::as_job_ref)'s reference ([`JobRef::id`]),
+    /// without making one: how `join` recognises its half when popping its deque.
+    #[inline]
+    pub(crate) fn id(&self) -> (*const (), usize) {
+        let execute: unsafe fn(*const ()) = <Self as Job>::execute;
+        ((self as *const Self).cast(), execute as usize)
     }
 
     /// Runs the closure on the current thread, for a job that was never executed and that
@@ -178,36 +191,56 @@ where
     ///
     /// Takes `&self`, not `self`: moving the whole job into the call costs a copy that
     /// the CPU cannot forward from the stores that built it (a stall of about 4 ns per
-    /// `join` measured with `perf annotate`, issue 9).
+    /// `join` measured with `perf annotate`).
     ///
     /// # Safety
     /// No other thread may execute the job, now or later: it was never handed out, or the
-    /// caller took it back (popped it from its private stack or its deque).
+    /// caller took it back (popped it from its private stack or its deque). Called at
+    /// most once, and never after the job was executed.
     ///
     /// # Panics
     /// A panic in the closure unwinds straight out of this call.
     #[inline(always)]
     pub(crate) unsafe fn run_inline(&self, migrated: bool) -> R {
-        // SAFETY: per the contract this thread is the job's only user.
-        let func = unsafe { (*self.func.get()).take() };
-        func.expect("stealpool: stack job already taken")(migrated)
+        // SAFETY: per the contract this thread is the job's only user and the closure
+        // was not taken yet.
+        let func = unsafe { ManuallyDrop::take(&mut *self.func.get()) };
+        func(migrated)
+    }
+
+    /// Moves the job's result out after its latch was observed set. By reference, so
+    /// that the waiter's frame keeps the job where it is (no copy of it).
+    ///
+    /// # Safety
+    /// The latch was observed set (by this thread, with Acquire): the job was executed
+    /// and wrote its result. Called at most once per job (with the methods below, which
+    /// call it): the result is moved out.
+    #[inline]
+    unsafe fn take_result(&self) -> JobResult<R> {
+        // SAFETY: per the contract the result is initialised, nobody else touches it
+        // any more, and it is read only once.
+        unsafe { (*self.result.get()).assume_init_read() }
     }
 
     /// The job's value after its latch was observed set.
     ///
+    /// # Safety
+    /// As [`take_result`](Self::take_result): the latch was observed set.
+    ///
     /// # Panics
     /// Re-raises the closure's panic in the waiting thread.
-    pub(crate) fn into_result(self) -> R {
-        self.result.into_inner().into_return_value()
+    pub(crate) unsafe fn take_value(&self) -> R {
+        // SAFETY: forwarded.
+        unsafe { self.take_result() }.into_return_value()
     }
 
     /// The job's value or panic payload after its latch was observed set.
     ///
-    /// # Panics
-    /// If the job never ran (a scheduler bug).
-    pub(crate) fn into_job_result(self) -> std::thread::Result<R> {
-        match self.result.into_inner() {
-            JobResult::None => unreachable!("stealpool: a waited-for job never ran"),
+    /// # Safety
+    /// As [`take_result`](Self::take_result): the latch was observed set.
+    pub(crate) unsafe fn take_job_result(&self) -> std::thread::Result<R> {
+        // SAFETY: forwarded.
+        match unsafe { self.take_result() } {
             JobResult::Ok(x) => Ok(x),
             JobResult::Panic(p) => Err(p),
         }
@@ -215,8 +248,12 @@ where
 
     /// Drops the job's result after its latch was observed set, without letting a
     /// panicking destructor (of the value or of a panic payload) unwind.
-    pub(crate) fn discard_result(self) {
-        unwind::drop_quietly(self.result.into_inner());
+    ///
+    /// # Safety
+    /// As [`take_result`](Self::take_result): the latch was observed set.
+    pub(crate) unsafe fn discard_result(&self) {
+        // SAFETY: forwarded.
+        unwind::drop_quietly(unsafe { self.take_result() });
     }
 }
 
@@ -229,13 +266,13 @@ where
     unsafe fn execute(this: *const ()) {
         let this = this.cast::<Self>();
         let abort = unwind::AbortIfPanic;
-        // SAFETY: the job is alive and executed once (contract of `Job::execute`); until
-        // the latch is set nobody else touches `func` or `result`.
+        // SAFETY: the job is alive and executed once (contract of `Job::execute`), and a
+        // job that is executed is never also run inline (contract of `run_inline`), so
+        // the closure is still there; until the latch is set nobody else touches `func`
+        // or `result`.
         unsafe {
-            let func = (*(*this).func.get())
-                .take()
-                .expect("stealpool: stack job executed twice");
-            *(*this).result.get() = JobResult::call(move || func(true));
+            let func = ManuallyDrop::take(&mut *(*this).func.get());
+            (*(*this).result.get()).write(JobResult::call(move || func(true)));
             // After `set` the owner may free the job: `this` is not used again.
             L::set(&(*this).latch);
         }

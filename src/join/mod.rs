@@ -11,10 +11,8 @@
 
 use crate::job::{JobRef, StackJob};
 use crate::join::pending::Popped;
-use crate::latch::SpinLatch;
+use crate::latch::{AsCoreLatch, CoreLatch, LatchOwner, SpinLatch};
 use crate::registry;
-use crate::sleep::Sleep;
-use crate::sync::Arc;
 use crate::unwind;
 use crate::worker::WorkerThread;
 use crate::FnContext;
@@ -88,10 +86,8 @@ where
 /// loom model's worker (`tests/loom_join_steal.rs`), so that the model runs this very
 /// code. Monomorphised: the real `join` compiles as if it called the worker directly.
 pub(crate) trait JoinWorker {
-    /// The pool's sleep state and this worker's index in it, for `b`'s latch.
-    fn sleep(&self) -> &Arc<Sleep>;
-    /// See `sleep`.
-    fn index(&self) -> usize;
+    /// This worker as the owner of `b`'s latch.
+    fn latch_owner(&self) -> &LatchOwner;
     /// [`WorkerThread::push_pending`].
     ///
     /// # Safety
@@ -104,19 +100,15 @@ pub(crate) trait JoinWorker {
     /// Runs a job popped from the own deque that is not `b` (counted as a local pop).
     fn execute_local(&self, job: JobRef);
     /// [`WorkerThread::wait_until`]: runs other jobs, or parks, until `latch` is set.
-    fn wait_until(&self, latch: &SpinLatch<'_>);
+    fn wait_until(&self, latch: &CoreLatch);
     /// Delivers the scope count-downs that the jobs run here deferred.
     fn flush_count_downs(&self);
 }
 
 impl JoinWorker for WorkerThread {
     #[inline(always)]
-    fn sleep(&self) -> &Arc<Sleep> {
-        WorkerThread::sleep(self)
-    }
-    #[inline(always)]
-    fn index(&self) -> usize {
-        WorkerThread::index(self)
+    fn latch_owner(&self) -> &LatchOwner {
+        WorkerThread::latch_owner(self)
     }
     #[inline(always)]
     unsafe fn push_pending(&self, job: JobRef) -> usize {
@@ -137,7 +129,7 @@ impl JoinWorker for WorkerThread {
         self.execute(job)
     }
     #[inline(always)]
-    fn wait_until(&self, latch: &SpinLatch<'_>) {
+    fn wait_until(&self, latch: &CoreLatch) {
         WorkerThread::wait_until(self, latch)
     }
     #[inline(always)]
@@ -159,7 +151,7 @@ where
 {
     let job_b = StackJob::new(
         |migrated| oper_b(FnContext::new(migrated)),
-        SpinLatch::for_worker(worker.sleep(), worker.index()),
+        SpinLatch::new(worker.latch_owner()),
     );
     // SAFETY: `job_b` stays on this frame until it was either taken back (and run
     // inline) or its latch was observed set: every path below waits for one of them,
@@ -168,39 +160,58 @@ where
 
     let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
         Ok(value) => value,
-        Err(payload) => {
-            // `job_b` points into this frame: finish it before unwinding. Its result,
-            // value or panic, is discarded quietly: `oper_a`'s panic wins.
-            match offered.reclaim(worker, &job_b.latch) {
-                Reclaimed::NotStolen => {
-                    // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
-                    let run_b = || unsafe { job_b.run_inline(injected) };
-                    unwind::drop_quietly(unwind::halt_unwinding(run_b))
-                }
-                Reclaimed::Finished => job_b.discard_result(),
-            }
-            unwind::resume_unwinding(payload)
-        }
+        Err(payload) => unwind_after_b(worker, offered, &job_b, injected, payload),
     };
 
-    match offered.reclaim(worker, &job_b.latch) {
+    match offered.reclaim(worker, &job_b) {
         Reclaimed::NotStolen => {
             // A panic in `oper_b` unwinds straight through: `oper_a` is done.
             // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
             let result_b = unsafe { job_b.run_inline(injected) };
             (result_a, result_b)
         }
-        Reclaimed::Finished => (result_a, job_b.into_result()),
+        // SAFETY: `Finished`: `b`'s latch was observed set.
+        Reclaimed::Finished => (result_a, unsafe { job_b.take_value() }),
     }
 }
 
-/// The second half of a `join` while its first half runs.
+/// `join`'s first half panicked with `payload`: `job_b` points into the `join`'s frame, so
+/// finish it before unwinding (run it here if it is still ours, else wait for it), then
+/// resume the panic. `b`'s result, value or panic, is discarded quietly: `a`'s panic wins.
+/// Out of line, so the `join` frame keeps only what this call needs across `a`.
+#[cold]
+#[inline(never)]
+fn unwind_after_b<L, F, R>(
+    worker: &impl JoinWorker,
+    offered: SecondHalf,
+    job_b: &StackJob<L, F, R>,
+    injected: bool,
+    payload: Box<dyn std::any::Any + Send>,
+) -> !
+where
+    L: crate::latch::Latch + Sync + AsCoreLatch,
+    F: FnOnce(bool) -> R + Send,
+    R: Send,
+{
+    match offered.reclaim(worker, job_b) {
+        Reclaimed::NotStolen => {
+            // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
+            let run_b = || unsafe { job_b.run_inline(injected) };
+            unwind::drop_quietly(unwind::halt_unwinding(run_b))
+        }
+        // SAFETY: `Finished`: `b`'s latch was observed set; its result is taken once.
+        Reclaimed::Finished => unsafe { job_b.discard_result() },
+    }
+    unwind::resume_unwinding(payload)
+}
+
+/// The second half of a `join` while its first half runs: its position on the private
+/// stack. (Only the position: the cold path recomputes the half's identity from the job,
+/// so the fast path keeps nothing else alive across the first half.)
 ///
 /// The half waits on the worker's private stack (`join::pending`) and is promoted to the
 /// worker's deque only when another worker could take it (`docs/join.md`).
 struct SecondHalf {
-    id: (*const (), usize),
-    /// Its position on the private stack.
     pos: usize,
 }
 
@@ -217,51 +228,70 @@ impl SecondHalf {
     ///
     /// # Safety
     /// `job_b` must stay alive until [`SecondHalf::reclaim`] returns.
-    #[inline]
+    #[inline(always)]
     unsafe fn offer(worker_thread: &impl JoinWorker, job_b: JobRef) -> SecondHalf {
-        let id = job_b.id();
         // SAFETY: forwarded: `reclaim` pops the half back and, if it was promoted, waits
         // for its latch (or finds it on the deque) before the caller's frame goes away.
         let pos = unsafe { worker_thread.push_pending(job_b) };
-        SecondHalf { id, pos }
+        SecondHalf { pos }
     }
 
-    /// Takes the second half back after the first half returned. Still private: the
-    /// caller runs it inline. Promoted: pops the own deque until it finds `b` (running
-    /// anything the first half left behind), or finds the deque empty, meaning `b` was
-    /// stolen, and then waits for `latch` while running other jobs.
-    #[inline]
-    fn reclaim(self, worker_thread: &impl JoinWorker, latch: &SpinLatch<'_>) -> Reclaimed {
+    /// Takes the second half `job_b` back after the first half returned. Still private:
+    /// the caller runs it inline. Promoted: pops the own deque until it finds `b`
+    /// (running anything the first half left behind), or finds the deque empty, meaning
+    /// `b` was stolen, and then waits for its latch while running other jobs.
+    #[inline(always)]
+    fn reclaim<L, F, R>(
+        self,
+        worker_thread: &impl JoinWorker,
+        job_b: &StackJob<L, F, R>,
+    ) -> Reclaimed
+    where
+        L: crate::latch::Latch + Sync + AsCoreLatch,
+        F: FnOnce(bool) -> R + Send,
+        R: Send,
+    {
         match worker_thread.pop_pending(self.pos) {
             Popped::Private => Reclaimed::NotStolen,
             // Promoted or rescued: in both cases pop the deque as rayon-core does. A
             // rescued half is not there; the loop runs what `a` left behind, finds the
             // deque empty and waits for the latch (docs/join.md, "Order").
-            Popped::Taken => self.reclaim_promoted(worker_thread, latch),
+            Popped::Taken => reclaim_taken(worker_thread, job_b.id(), job_b.latch.as_core_latch()),
         }
     }
+}
 
-    #[cold]
-    fn reclaim_promoted(self, worker_thread: &impl JoinWorker, latch: &SpinLatch<'_>) -> Reclaimed {
-        let reclaimed = self.pop_until_found(worker_thread, latch);
-        // Back to the `join`'s code: deliver what the jobs run here deferred.
-        worker_thread.flush_count_downs();
-        reclaimed
-    }
+/// `SecondHalf::reclaim` for a half that left the private stack: `id` is the half's
+/// identity on the deque, `latch` its latch.
+#[cold]
+#[inline(never)]
+fn reclaim_taken(
+    worker_thread: &impl JoinWorker,
+    id: (*const (), usize),
+    latch: &CoreLatch,
+) -> Reclaimed {
+    let reclaimed = pop_until_found(worker_thread, id, latch);
+    // Back to the `join`'s code: deliver what the jobs run here deferred.
+    worker_thread.flush_count_downs();
+    reclaimed
+}
 
-    fn pop_until_found(&self, worker_thread: &impl JoinWorker, latch: &SpinLatch<'_>) -> Reclaimed {
-        while !latch.probe() {
-            // `pop_local`, not `take_local_job`: popping our own `b` back is not a job
-            // execution and is not counted as a local pop (metrics).
-            match worker_thread.pop_local() {
-                Some(job) if job.id() == self.id => return Reclaimed::NotStolen,
-                Some(job) => worker_thread.execute_local(job),
-                None => {
-                    worker_thread.wait_until(latch);
-                    break;
-                }
+fn pop_until_found(
+    worker_thread: &impl JoinWorker,
+    id: (*const (), usize),
+    latch: &CoreLatch,
+) -> Reclaimed {
+    while !latch.probe() {
+        // `pop_local`, not `take_local_job`: popping our own `b` back is not a job
+        // execution and is not counted as a local pop (metrics).
+        match worker_thread.pop_local() {
+            Some(job) if job.id() == id => return Reclaimed::NotStolen,
+            Some(job) => worker_thread.execute_local(job),
+            None => {
+                worker_thread.wait_until(latch);
+                break;
             }
         }
-        Reclaimed::Finished
     }
+    Reclaimed::Finished
 }

@@ -27,7 +27,7 @@
 //! store and a half is never run twice. `docs/join.md` gives the whole argument.
 
 use crate::job::JobRef;
-use crate::sync::barrier::{self, Park};
+use crate::sync::barrier::{self, OwnLight};
 use crate::sync::protocol::{AtomicUsize, Mutex};
 use crate::sync::Ordering;
 
@@ -53,6 +53,12 @@ struct Slot {
 pub(crate) struct PendingHalves {
     /// One past the newest half. Written only by the owner.
     top: AtomicUsize,
+    /// The owner's bound on `top` for a push (`bottom + CAPACITY - 1` as the owner last
+    /// read `bottom`). Owner only (Relaxed). `bottom` only grows under others' hands, so
+    /// a stale bound is too low, never too high (see `push`).
+    limit: AtomicUsize,
+    /// The owner's light barrier, which remembers the barrier mode (owner only).
+    light: OwnLight,
     /// The oldest private half. Written only under `lock`.
     bottom: AtomicUsize,
     /// Serialises rescuers against each other and against the owner's promotions and
@@ -65,6 +71,8 @@ impl PendingHalves {
     pub(crate) fn new() -> Self {
         PendingHalves {
             top: AtomicUsize::new(0),
+            limit: AtomicUsize::new(CAPACITY - 1),
+            light: OwnLight::default(),
             bottom: AtomicUsize::new(0),
             lock: Mutex::new(()),
             slots: std::array::from_fn(|_| Slot {
@@ -78,17 +86,7 @@ impl PendingHalves {
     // a rescuer that sees a half's position also sees its slot. Everything else the
     // owner does on the fast path is Relaxed: the store-load race with a rescuer is
     // ordered by the barrier pair, and all other accesses to `bottom` and the slots
-    // happen under `lock` or by the owner alone.
-
-    /// Owner: whether the stack is full. One slot is kept free so that a rescuer's
-    /// provisional claim (`bottom + 1`, then maybe undone) can never make the owner
-    /// reuse the slot the rescuer is reading.
-    #[inline]
-    pub(crate) fn is_full(&self) -> bool {
-        let top = self.top.load(Ordering::Relaxed);
-        // Saturating: a rescuer's provisional claim may put `bottom` one past `top`.
-        top.saturating_sub(self.bottom.load(Ordering::Relaxed)) >= CAPACITY - 1
-    }
+    // happen under `lock` or by the owner alone (`limit`, `light`).
 
     /// Whether any half is private (racy for anyone but the owner; exact for the owner).
     #[inline]
@@ -96,18 +94,47 @@ impl PendingHalves {
         self.top.load(Ordering::Relaxed) > self.bottom.load(Ordering::Relaxed)
     }
 
-    /// Owner: pushes `job` as the newest private half and returns its position. The stack
-    /// must not be full.
+    /// Owner: pushes `job` as the newest private half and returns its position. If the
+    /// stack is full, `promote_oldest` is called (it must move the oldest half out with
+    /// [`promote_oldest`](Self::promote_oldest)) until there is room.
+    ///
+    /// One slot is always kept free, so that a rescuer's provisional claim (`bottom + 1`,
+    /// then maybe undone) can never make the owner reuse the slot the rescuer reads: a
+    /// push at `pos` needs `pos < bottom + CAPACITY - 1` for the `bottom` the owner last
+    /// read. `bottom` decreases only in a rescuer's undo (by the one it provisionally
+    /// added, which the rule allows for) and in the owner's own `pop_cold` (which resets
+    /// `limit`), so the cached `limit` keeps the rule.
     #[inline]
-    pub(crate) fn push(&self, job: JobRef) -> usize {
-        debug_assert!(!self.is_full());
+    pub(crate) fn push(&self, job: JobRef, promote_oldest: impl FnMut() -> bool) -> usize {
         let pos = self.top.load(Ordering::Relaxed);
+        if pos >= self.limit.load(Ordering::Relaxed) {
+            self.make_room(pos, promote_oldest);
+        }
         let slot = &self.slots[pos % CAPACITY];
         let (pointer, execute_fn) = job.id();
         slot.pointer.store(pointer as usize, Ordering::Relaxed);
         slot.execute_fn.store(execute_fn, Ordering::Relaxed);
         self.top.store(pos + 1, Ordering::Release);
         pos
+    }
+
+    /// Owner, `push` at `pos` reached `limit`: read `bottom` again (promotions and rescues
+    /// raise it), and promote the oldest halves while that is not enough.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&self, pos: usize, mut promote_oldest: impl FnMut() -> bool) {
+        loop {
+            let limit = self.bottom.load(Ordering::Relaxed) + CAPACITY - 1;
+            self.limit.store(limit, Ordering::Relaxed);
+            if pos < limit {
+                return;
+            }
+            let promoted = promote_oldest();
+            assert!(
+                promoted,
+                "stealpool: a full private stack with no half to promote"
+            );
+        }
     }
 
     /// Owner: the `join` that pushed `pos` takes its half back. Every newer half was
@@ -122,7 +149,7 @@ impl PendingHalves {
         self.top.store(pos, Ordering::Relaxed);
         // Pairs with the rescuer's heavy barrier between its store of `bottom` and its
         // load of `top` (docs/join.md, "Rescue").
-        barrier::light();
+        self.light.light();
         if pos >= self.bottom.load(Ordering::Relaxed) {
             return Popped::Private;
         }
@@ -137,8 +164,10 @@ impl PendingHalves {
         if pos >= self.bottom.load(Ordering::Relaxed) {
             return Popped::Private;
         }
-        // Everything from `pos` up is gone: the stack is empty.
+        // Everything from `pos` up is gone: the stack is empty. `bottom` goes down, so
+        // the push limit must follow.
         self.bottom.store(pos, Ordering::Relaxed);
+        self.limit.store(pos + CAPACITY - 1, Ordering::Relaxed);
         Popped::Taken
     }
 
@@ -176,7 +205,7 @@ impl PendingHalves {
         }
         // Claim, then look whether the owner popped the half meanwhile.
         self.bottom.store(bottom + 1, Ordering::Relaxed);
-        if barrier::heavy() == Park::Recheck {
+        if !barrier::heavy().exact_for_light() {
             // The barrier pair may be inexact for an owner that read the old mode: wait
             // until its pop, if any, is visible (sync::barrier, "Failure").
             std::thread::sleep(barrier::RECHECK_AFTER);
@@ -197,7 +226,7 @@ impl PendingHalves {
         // SAFETY: the slot holds the two words of the half pushed at `pos`: the owner
         // wrote them before publishing `top > pos` (Release, seen by our Acquire load or
         // written by ourselves), and cannot overwrite them while the position is claimed
-        // (`is_full` keeps a slot free).
+        // (`push` keeps a slot free).
         unsafe { JobRef::from_raw(pointer, execute_fn) }
     }
 }
@@ -221,8 +250,8 @@ mod tests {
     fn pops_see_promotion_and_rescue_of_older_halves() {
         let (x, y, z) = (Nothing, Nothing, Nothing);
         let s = PendingHalves::new();
-        let p0 = s.push(job(&x));
-        let p1 = s.push(job(&y));
+        let p0 = s.push(job(&x), no_room);
+        let p1 = s.push(job(&y), no_room);
         let mut promoted = None;
         assert!(s.promote_oldest(|j| promoted = Some(j.id())));
         assert_eq!(promoted, Some(job(&x).id()), "the oldest goes first");
@@ -232,7 +261,7 @@ mod tests {
             "the deque is not empty"
         );
         assert_eq!(s.rescue(|| true).map(|j| j.id()), Some(job(&y).id()));
-        let p2 = s.push(job(&z));
+        let p2 = s.push(job(&z), no_room);
         assert_eq!(s.pop(p2), Popped::Private);
         assert_eq!(s.pop(p1), Popped::Taken);
         assert_eq!(s.pop(p0), Popped::Taken);
@@ -241,18 +270,25 @@ mod tests {
         assert!(!s.promote_oldest(|_| unreachable!()));
     }
 
+    fn no_room() -> bool {
+        unreachable!("the stack is not full")
+    }
+
     #[test]
     fn slots_wrap_and_one_stays_free() {
         let n = Nothing;
         let s = PendingHalves::new();
-        let mut positions = Vec::new();
-        while !s.is_full() {
-            positions.push(s.push(job(&n)));
-        }
-        assert_eq!(positions.len(), CAPACITY - 1);
-        assert!(s.promote_oldest(|_| {}));
-        positions.push(s.push(job(&n)));
-        assert!(s.is_full());
+        let mut positions: Vec<usize> = (0..CAPACITY - 1)
+            .map(|_| s.push(job(&n), no_room))
+            .collect();
+        // The next push makes room: it promotes exactly the oldest half.
+        let mut promotions = 0;
+        positions.push(s.push(job(&n), || {
+            promotions += 1;
+            s.promote_oldest(|_| {})
+        }));
+        assert_eq!(promotions, 1, "one promotion makes room for one push");
+        assert_eq!(positions, (0..CAPACITY).collect::<Vec<_>>());
         while let Some(pos) = positions.pop() {
             let expected = if pos == 0 {
                 Popped::Taken

@@ -21,7 +21,6 @@ pub(crate) use count::CountLatch;
 use crate::sleep::Sleep;
 use crate::sync::protocol::{thread, AtomicBool, AtomicUsize, Condvar, Mutex};
 use crate::sync::{Arc, Ordering};
-use crate::worker::WorkerThread;
 use std::marker::PhantomData;
 
 /// A one-shot signal.
@@ -139,50 +138,31 @@ impl AsCoreLatch for CoreLatch {
     }
 }
 
-/// The latch a worker waits on for a job it handed out (`join`'s second half, and
-/// `install` from a worker of another pool).
-///
-/// The setter wakes the owner worker if it fell asleep. For a cross-pool wait the latch
-/// keeps the *owner's* sleep state alive until the wake-up has been delivered.
+/// A worker as the owner of the latches it waits on: its pool's sleep state and its
+/// index there, which a setter needs to wake it. One per worker, so that a latch holds a
+/// single pointer to it (the `join` fast path builds a latch on every call).
+pub(crate) struct LatchOwner {
+    /// The owner's pool's sleep state.
+    pub(crate) sleep: Arc<Sleep>,
+    /// The owner's index in its pool.
+    pub(crate) index: usize,
+}
+
+/// The latch a worker waits on for a job it handed out to workers of its own pool
+/// (`join`'s second half). The setter wakes the owner if it fell asleep.
 pub(crate) struct SpinLatch<'r> {
     core_latch: CoreLatch,
-    sleep: &'r Arc<Sleep>,
-    target_worker_index: usize,
-    cross: bool,
+    owner: &'r LatchOwner,
 }
 
 impl<'r> SpinLatch<'r> {
-    /// A latch owned by `thread`, set by a worker of the same pool.
-    #[inline]
-    pub(crate) fn new(thread: &'r WorkerThread) -> Self {
-        SpinLatch::for_worker(thread.sleep(), thread.index())
-    }
-
-    /// As [`new`](Self::new), from the worker's pool's sleep state and its index (the
-    /// loom model of `join` has no `WorkerThread`).
-    #[inline]
-    pub(crate) fn for_worker(sleep: &'r Arc<Sleep>, target_worker_index: usize) -> Self {
+    /// A latch owned by `owner`, set by a worker of the same pool.
+    #[inline(always)]
+    pub(crate) fn new(owner: &'r LatchOwner) -> Self {
         SpinLatch {
             core_latch: CoreLatch::new(),
-            sleep,
-            target_worker_index,
-            cross: false,
+            owner,
         }
-    }
-
-    /// A latch owned by `thread`, set by a worker of *another* pool.
-    #[inline]
-    pub(crate) fn cross(thread: &'r WorkerThread) -> Self {
-        SpinLatch {
-            cross: true,
-            ..SpinLatch::new(thread)
-        }
-    }
-
-    /// Whether the latch is set.
-    #[inline]
-    pub(crate) fn probe(&self) -> bool {
-        self.core_latch.probe()
     }
 }
 
@@ -196,22 +176,56 @@ impl AsCoreLatch for SpinLatch<'_> {
 impl Latch for SpinLatch<'_> {
     #[inline]
     unsafe fn set(this: *const Self) {
-        // SAFETY: `this` is live until the swap inside `CoreLatch::set`; everything needed
-        // afterwards is read before it.
+        // SAFETY: `this` is live until the swap inside `set_latch_and_wake`; everything
+        // needed afterwards is read before it. The owner (a `WorkerThread`, alive while it
+        // waits on this latch) is read before the swap too. The sleep state outlives the
+        // call: the setter is a worker of the same pool, whose registry (holding the
+        // sleep state) it keeps alive.
         unsafe {
-            let cross_sleep;
-            let sleep: &Sleep = if (*this).cross {
-                // The owner belongs to another pool; once the latch is set it may finish
-                // and drop its pool, so hold a reference until the wake-up is delivered.
-                cross_sleep = Arc::clone((*this).sleep);
-                &cross_sleep
-            } else {
-                // The setter is a worker of this very pool, whose registry (and so its
-                // sleep state) the setter keeps alive for the duration of this call.
-                (*this).sleep
-            };
-            let target_worker_index = (*this).target_worker_index;
-            sleep.set_latch_and_wake(&(*this).core_latch, target_worker_index);
+            let owner = (*this).owner;
+            let sleep: &Sleep = &owner.sleep;
+            sleep.set_latch_and_wake(&(*this).core_latch, owner.index);
+        }
+    }
+}
+
+/// A [`SpinLatch`] set by a worker of *another* pool (`install` on a pool from a worker
+/// of a different one): the setter holds the owner's sleep state alive until the
+/// wake-up was delivered, since the owner may finish and drop its pool as soon as the
+/// latch is set.
+pub(crate) struct CrossLatch<'r> {
+    core_latch: CoreLatch,
+    owner: &'r LatchOwner,
+}
+
+impl<'r> CrossLatch<'r> {
+    /// A latch owned by `owner`, set by a worker of another pool.
+    #[inline]
+    pub(crate) fn new(owner: &'r LatchOwner) -> Self {
+        CrossLatch {
+            core_latch: CoreLatch::new(),
+            owner,
+        }
+    }
+}
+
+impl AsCoreLatch for CrossLatch<'_> {
+    #[inline]
+    fn as_core_latch(&self) -> &CoreLatch {
+        &self.core_latch
+    }
+}
+
+impl Latch for CrossLatch<'_> {
+    #[inline]
+    unsafe fn set(this: *const Self) {
+        // SAFETY: `this` and its owner are live until the swap inside
+        // `set_latch_and_wake`; the sleep state is held by our own `Arc` through the
+        // wake-up, and nothing of `*this` is touched after the swap.
+        unsafe {
+            let owner = (*this).owner;
+            let sleep = Arc::clone(&owner.sleep);
+            sleep.set_latch_and_wake(&(*this).core_latch, owner.index);
         }
     }
 }

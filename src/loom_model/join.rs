@@ -4,8 +4,9 @@
 use crate::job::JobRef;
 use crate::join::pending::{PendingHalves, Popped};
 
-/// One worker's private stack of `join` halves.
-pub struct ModelPending(PendingHalves);
+/// One worker's private stack of `join` halves, and the tokens its pushes promoted to
+/// make room (the owner's "deque").
+pub struct ModelPending(PendingHalves, std::sync::Mutex<Vec<usize>>);
 
 impl std::fmt::Debug for ModelPending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -33,14 +34,29 @@ fn token(job: JobRef) -> usize {
 
 impl Default for ModelPending {
     fn default() -> Self {
-        ModelPending(PendingHalves::new())
+        ModelPending(PendingHalves::new(), std::sync::Mutex::default())
     }
 }
 
 impl ModelPending {
-    /// Owner: `join` keeps the half `token` private; returns its position.
+    /// Owner: `join` keeps the half `token` private; returns its position. A full stack
+    /// promotes its oldest halves first (see [`promoted_to_make_room`](Self::promoted_to_make_room)).
     pub fn push(&self, token: usize) -> usize {
-        self.0.push(half(token))
+        self.0.push(half(token), || match self.promote_oldest() {
+            Some(promoted) => {
+                self.1.lock().unwrap().push(promoted);
+                true
+            }
+            None => false,
+        })
+    }
+    /// Slots of the private stack.
+    pub fn capacity(&self) -> usize {
+        crate::join::pending::CAPACITY
+    }
+    /// The tokens that pushes promoted to make room, oldest first.
+    pub fn promoted_to_make_room(&self) -> Vec<usize> {
+        self.1.lock().unwrap().clone()
     }
     /// Owner: the `join` of `pos` takes its half back: `"private"` (run inline) or
     /// `"taken"` (promoted or rescued).

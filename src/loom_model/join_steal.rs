@@ -21,7 +21,7 @@
 use crate::job::JobRef;
 use crate::join::pending::{PendingHalves, Popped};
 use crate::join::{join_on, JoinWorker};
-use crate::latch::{AsCoreLatch, CoreLatch, SpinLatch};
+use crate::latch::{CoreLatch, LatchOwner};
 use crate::metrics::WorkerCounters;
 use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
 use crate::sync::deque::{Steal, Stealer, Worker};
@@ -39,6 +39,8 @@ pub struct ModelPool {
     deques: Vec<Worker<JobRef>>,
     stealers: Vec<Stealer<JobRef>>,
     pending: Vec<PendingHalves>,
+    /// Each worker as the owner of its latches.
+    owners: Vec<LatchOwner>,
     /// The thief's terminate latch.
     terminate: CoreLatch,
     /// Promote on every `join`, not only when the poll sees an idle worker.
@@ -56,8 +58,15 @@ impl ModelPool {
     /// only when its poll sees the thief idle, as the real worker does.
     pub fn new(always_promote: bool) -> ModelPool {
         let deques: Vec<Worker<JobRef>> = (0..WORKERS).map(|_| Worker::new_lifo()).collect();
+        let sleep = Arc::new(Sleep::new(WORKERS));
         ModelPool {
-            sleep: Arc::new(Sleep::new(WORKERS)),
+            owners: (0..WORKERS)
+                .map(|index| LatchOwner {
+                    sleep: Arc::clone(&sleep),
+                    index,
+                })
+                .collect(),
+            sleep,
             counters: (0..WORKERS).map(|_| WorkerCounters::default()).collect(),
             stealers: deques.iter().map(Worker::stealer).collect(),
             deques,
@@ -204,20 +213,13 @@ impl ModelWorker<'_> {
 }
 
 impl JoinWorker for ModelWorker<'_> {
-    fn sleep(&self) -> &Arc<Sleep> {
-        &self.pool.sleep
-    }
-
-    fn index(&self) -> usize {
-        self.index
+    fn latch_owner(&self) -> &LatchOwner {
+        &self.pool.owners[self.index]
     }
 
     /// `WorkerThread::push_pending` and its poll (`poll_join`).
     unsafe fn push_pending(&self, job: JobRef) -> usize {
-        if self.pending().is_full() {
-            self.promote_oldest();
-        }
-        let pos = self.pending().push(job);
+        let pos = self.pending().push(job, || self.promote_oldest());
         let idle = self.pool.sleep.idle_workers_after_private_push();
         if (idle || self.pool.always_promote) && self.deque().is_empty() {
             self.promote_oldest();
@@ -237,8 +239,7 @@ impl JoinWorker for ModelWorker<'_> {
         self.execute(job)
     }
 
-    fn wait_until(&self, latch: &SpinLatch<'_>) {
-        let latch = latch.as_core_latch();
+    fn wait_until(&self, latch: &CoreLatch) {
         if !latch.probe() {
             self.wait_until_core(latch);
         }

@@ -4,7 +4,7 @@
 
 use super::{global_registry, Registry};
 use crate::job::{JobRef, StackJob};
-use crate::latch::{LatchRef, ParkLatch, SpinLatch};
+use crate::latch::{CrossLatch, LatchRef, ParkLatch};
 use crate::worker::WorkerThread;
 
 impl Registry {
@@ -90,7 +90,8 @@ impl Registry {
             // happens only after the job set its latch.
             self.inject(unsafe { job.as_job_ref() });
             job.latch.wait_and_reset();
-            job.into_result()
+            // SAFETY: the latch was observed set (`wait_and_reset` returned).
+            unsafe { job.take_value() }
         };
         // From a thread-local destructor that runs after `PARK_LATCH`'s own, the
         // thread-local is gone: use a latch on this frame instead.
@@ -105,7 +106,7 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
-        let latch = SpinLatch::cross(current_thread);
+        let latch = CrossLatch::new(current_thread.latch_owner());
         let job = StackJob::new(
             |injected| {
                 WorkerThread::with_current(|worker| {
@@ -119,7 +120,8 @@ impl Registry {
         // only after the job set its latch.
         self.inject(unsafe { job.as_job_ref() });
         current_thread.wait_until(&job.latch);
-        job.into_result()
+        // SAFETY: the latch was observed set (`wait_until` returned).
+        unsafe { job.take_value() }
     }
 }
 

@@ -76,6 +76,13 @@ impl Counters {
         ((self.word >> INACTIVE_SHIFT) & THREADS_MASK) as usize
     }
 
+    /// Whether any thread is idle, sleepy or sleeping: `inactive_threads() > 0` as one
+    /// masked test of the word.
+    #[inline]
+    pub(crate) fn any_inactive(self) -> bool {
+        self.word & (THREADS_MASK << INACTIVE_SHIFT) != 0
+    }
+
     /// Threads parked on their condvar.
     #[inline]
     pub(crate) fn sleeping_threads(self) -> usize {

@@ -141,15 +141,17 @@ impl Sleep {
     /// After a lazy `join` pushed a half on its private stack: whether some worker is
     /// searching for work or parked, so that promoting the half would help.
     ///
-    /// The light barrier first: the private push pairs with a sleeper's registration and
-    /// heavy barrier exactly as a deque push does (`new_jobs`), so either this load sees
-    /// the sleeper (and the caller promotes, which wakes it) or the sleeper's last look sees
-    /// the private half (docs/join.md, "No half is lost"). Relaxed load: the barrier pair
-    /// orders it; otherwise a stale answer only delays or adds one promotion.
-    #[inline]
+    /// Between the push and this load there is only a compiler fence
+    /// ([`barrier::poll_fence`]): a sleeper whose barrier was a membarrier orders the two
+    /// anyway; one whose barrier was a fence of its own rechecks if a worker was running
+    /// when it registered (`sleep`, step 5). Either this load sees the sleeper (and the
+    /// caller promotes, which wakes it) or the sleeper's look, or its recheck, sees the
+    /// private half (docs/join.md, "No half is lost"). Relaxed load: otherwise a stale
+    /// answer only delays or adds one promotion.
+    #[inline(always)]
     pub(crate) fn idle_workers_after_private_push(&self) -> bool {
-        barrier::light();
-        self.counters.load(Ordering::Relaxed).inactive_threads() > 0
+        barrier::poll_fence();
+        self.counters.load(Ordering::Relaxed).any_inactive()
     }
 
     /// A worker ran out of local work and starts searching.
@@ -187,7 +189,7 @@ impl Sleep {
     #[cold]
     fn wake_one_if_work_left(&self, more_work: impl Fn() -> bool) {
         // A failed membarrier (`Park::Recheck`) leaves the pair inexact: wake anyway.
-        if more_work() || barrier::heavy() == Park::Recheck || more_work() {
+        if more_work() || !barrier::heavy().exact_for_light() || more_work() {
             self.wake_any_threads(1);
         }
     }
@@ -295,7 +297,7 @@ impl Sleep {
         // sleepy (the JEC is still the even value we made it). `is_blocked` becomes true in
         // the same critical section, so every waker that sees us counted as sleeping, or
         // our latch SLEEPING, finds us blocked once it holds our mutex.
-        loop {
+        let all_inactive = loop {
             let counters = self.counters.load(Ordering::SeqCst);
             if counters.jobs_counter() != idle_state.jobs_counter {
                 idle_state.wake_partly();
@@ -303,9 +305,9 @@ impl Sleep {
                 return;
             }
             if self.counters.try_add_sleeping_thread(counters) {
-                break;
+                break counters.inactive_threads() == self.worker_sleep_states.len();
             }
-        }
+        };
         *is_blocked = true;
         drop(is_blocked);
 
@@ -317,6 +319,16 @@ impl Sleep {
         // spinning on our mutex meanwhile would go to sleep on it.
         let park = barrier::heavy();
         let pending = has_pending_jobs();
+        // A fence-only barrier does not order a lazy `join`'s poll, which has no fence
+        // (`barrier::poll_fence`): a worker that was running when we registered may have
+        // pushed a private half our look missed, and missed us in its poll. Every worker
+        // that starts running after our registration does so with a read-modify-write of
+        // the counters later than ours, so its polls see us. Recheck only for the former.
+        let recheck = match park {
+            Park::Untimed => false,
+            Park::FenceOnly => !all_inactive,
+            Park::Recheck => true,
+        };
 
         // Step 5: block, unless a waker came in between (it cleared `is_blocked` and
         // decremented `sleeping` for us) or the last look found work.
@@ -330,7 +342,7 @@ impl Sleep {
         } else {
             let parked_at = Instant::now();
             observer.parked(crate::metrics::now_ns());
-            if park == Park::Recheck {
+            if recheck {
                 is_blocked = self.recheck(sleep_state, is_blocked, &has_pending_jobs);
             }
             while *is_blocked {
@@ -346,7 +358,8 @@ impl Sleep {
     }
 
     /// `Park::Recheck`: the barrier pair may have been inexact for a pusher that read
-    /// the old mode (`sync::barrier`). Parks for `RECHECK_AFTER` (the pusher's store
+    /// the old mode (`sync::barrier`), or, after a fence-only barrier, for a lazy `join`'s
+    /// poll that ran no fence (`Park::FenceOnly`). Parks for `RECHECK_AFTER` (the pusher's store
     /// buffer drains long before), then looks at the queues again; backs out if they hold
     /// work. Waits out the whole interval: a late notify from an earlier wake-up (wakers
     /// notify after unlocking) must not cut it short.

@@ -35,14 +35,39 @@
 
 use std::time::Duration;
 
-/// How a worker that passed [`heavy`] and found no work may park.
+/// What [`heavy`] ordered, and so how a worker that passed it and found no work may park.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Park {
-    /// Until woken: the barrier pair is exact.
+    /// A process-wide barrier (a membarrier): exact against every other thread's stores,
+    /// whatever barrier, if any, that thread ran. Park until woken.
     Untimed,
+    /// A fence of our own only: exact against the threads that ran [`light`] (every
+    /// push to a queue, every pop of a private `join` half), but not against the lazy
+    /// `join`'s poll, which runs no fence ([`poll_fence`]): a sleeper that may miss such
+    /// a poll's private push rechecks as for [`Recheck`](Park::Recheck).
+    FenceOnly,
     /// For at most [`RECHECK_AFTER`], then one more look at the queues, then until
     /// woken: a pusher may have used a compiler fence against a fence-only sleeper.
     Recheck,
+}
+
+impl Park {
+    /// Whether the pair is exact against a pusher that ran [`light`].
+    #[inline]
+    pub(crate) fn exact_for_light(self) -> bool {
+        self != Park::Recheck
+    }
+}
+
+/// The lazy `join`'s poll barrier, between the private push and the load of the sleep
+/// counters: a compiler fence, never a fence instruction, in every mode. A sleeper whose
+/// own barrier was a membarrier is exact against it anyway; one that only fenced
+/// ([`Park::FenceOnly`]) while another worker was running, which might be such a pusher,
+/// looks again after [`RECHECK_AFTER`] (`docs/join.md`, "The poll without a fence").
+#[inline(always)]
+pub(crate) fn poll_fence() {
+    // loom models no compiler reordering: std's fence is what it sees either way.
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 /// How long a [`Park::Recheck`] sleeper waits before its second look. A pusher's
@@ -51,10 +76,10 @@ pub(crate) enum Park {
 pub(crate) const RECHECK_AFTER: Duration = Duration::from_millis(1);
 
 #[cfg(all(target_os = "linux", not(stealpool_fences), not(loom)))]
-pub(crate) use self::membarrier::{heavy, init, light, mode_name, prepare};
+pub(crate) use self::membarrier::{heavy, init, light, mode_name, prepare, OwnLight};
 
 #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
-pub(crate) use self::fences::{heavy, init, light, mode_name, prepare};
+pub(crate) use self::fences::{heavy, init, light, mode_name, prepare, OwnLight};
 
 #[cfg(not(all(target_os = "linux", not(stealpool_fences), not(loom))))]
 mod fences {
@@ -82,10 +107,22 @@ mod fences {
         fence(Ordering::SeqCst);
     }
 
-    /// A full fence; the pair is exact.
+    /// A full fence: exact against fenced pushers only.
     pub(crate) fn heavy() -> Park {
         fence(Ordering::SeqCst);
-        Park::Untimed
+        Park::FenceOnly
+    }
+
+    /// One thread's [`light`] (see the membarrier variant's): here always the full fence.
+    #[derive(Debug, Default)]
+    pub(crate) struct OwnLight;
+
+    impl OwnLight {
+        /// A full fence.
+        #[inline(always)]
+        pub(crate) fn light(&self) {
+            fence(Ordering::SeqCst);
+        }
     }
 }
 
@@ -266,6 +303,46 @@ mod membarrier {
         }
     }
 
+    /// [`light`] for the one thread that owns this value (a worker's `join` path), which
+    /// remembers that it saw `EXPEDITED`: from then on its barrier is the compiler fence
+    /// alone, with no load of the mode. One byte the owner reads, on a line it writes
+    /// anyway, instead of a load of the shared mode, a compare and a branch.
+    ///
+    /// Once published, `EXPEDITED` is left only for `FAILED`, whose sleepers recheck after
+    /// [`RECHECK_AFTER`](super::RECHECK_AFTER) because pushers that read `EXPEDITED` may
+    /// still use the compiler fence; this owner is such a pusher for the rest of its life,
+    /// which the recheck covers the same way (`docs/sleep.md`, "Switching barrier modes").
+    #[derive(Debug, Default)]
+    pub(crate) struct OwnLight {
+        /// Whether this owner saw `EXPEDITED`. Written and read only by the owner
+        /// (Relaxed: an atomic only so that the owner's struct may be shared).
+        expedited: AtomicBool,
+    }
+
+    impl OwnLight {
+        /// The pusher's side of the barrier pair, as [`light`].
+        #[inline(always)]
+        pub(crate) fn light(&self) {
+            if self.expedited.load(Ordering::Relaxed) {
+                compiler_fence(Ordering::SeqCst);
+            } else {
+                self.light_cold();
+            }
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn light_cold(&self) {
+            // As `light`: Acquire pairs with the publication of EXPEDITED.
+            if MODE.load(Ordering::Acquire) == EXPEDITED {
+                self.expedited.store(true, Ordering::Relaxed);
+                compiler_fence(Ordering::SeqCst);
+            } else {
+                fence(Ordering::SeqCst);
+            }
+        }
+    }
+
     /// The sleeper's side: a full fence of our own, then, once registered, a membarrier
     /// over every thread of the process. A failed membarrier switches the process to the
     /// fence pair for good.
@@ -278,7 +355,7 @@ mod membarrier {
                 }
                 if mode == HEAVY && transition(HEAVY, FENCES) {
                     // No pusher used a compiler fence yet: our fence pairs with theirs.
-                    return Park::Untimed;
+                    return Park::FenceOnly;
                 }
                 // Pushers may have read EXPEDITED: from now on everyone fences, and this
                 // sleeper and all later ones recheck. (If the exchange fails, MODE is
@@ -288,11 +365,11 @@ mod membarrier {
                 if MODE.load(Ordering::SeqCst) == FAILED {
                     Park::Recheck
                 } else {
-                    Park::Untimed
+                    Park::FenceOnly
                 }
             }
             FAILED => Park::Recheck,
-            _ => Park::Untimed,
+            _ => Park::FenceOnly,
         }
     }
 }

@@ -22,10 +22,7 @@ impl WorkerThread {
     /// running on a thief or rescuer).
     #[inline]
     pub(crate) unsafe fn push_pending(&self, job: JobRef) -> usize {
-        if self.pending.is_full() {
-            self.promote_oldest();
-        }
-        let pos = self.pending.push(job);
+        let pos = self.pending.push(job, || self.promote_oldest());
         self.poll_join();
         pos
     }
@@ -41,7 +38,7 @@ impl WorkerThread {
     /// or searching.
     #[inline]
     fn poll_join(&self) {
-        if self.can_share && self.registry.sleep.idle_workers_after_private_push() {
+        if self.can_share && self.owner.sleep.idle_workers_after_private_push() {
             self.poll_join_cold();
         }
     }
@@ -95,7 +92,7 @@ impl WorkerThread {
                 .rescue(|| stealer.is_empty())?;
             self.timeline.note_source(JobSource::Rescue { victim });
             #[cfg(feature = "tracing")]
-            tracing::trace!(name: "job_rescued", worker = self.index, victim);
+            tracing::trace!(name: "job_rescued", worker = self.index(), victim);
             Some(job)
         })
     }

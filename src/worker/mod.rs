@@ -8,7 +8,7 @@
 
 use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
-use crate::latch::{AsCoreLatch, CoreLatch};
+use crate::latch::{AsCoreLatch, CoreLatch, LatchOwner};
 use crate::metrics::WorkerCounters;
 use crate::registry::{Registry, WorkerQueues};
 use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
@@ -48,10 +48,9 @@ pub(crate) struct WorkerThread {
     broadcasts: Stealer<JobRef>,
     /// This worker's metrics block (shared with the registry, written only here).
     counters: Arc<CachePadded<WorkerCounters>>,
-    index: usize,
     registry: Arc<Registry>,
-    /// The registry's sleep state, for the latches this worker waits on.
-    sleep: Arc<Sleep>,
+    /// This worker's index and its registry's sleep state, for the latches it waits on.
+    owner: LatchOwner,
     /// Second halves of this worker's `join`s not yet offered to thieves (lazy join,
     /// `docs/join.md`); the registry holds it too, for rescuers.
     pending: Arc<CachePadded<PendingHalves>>,
@@ -92,8 +91,10 @@ impl WorkerThread {
             fifo: registry.fifo(index),
             broadcasts: queues.broadcasts,
             counters: registry.counters().worker(index),
-            index,
-            sleep: Arc::clone(&registry.sleep),
+            owner: LatchOwner {
+                sleep: Arc::clone(&registry.sleep),
+                index,
+            },
             can_share: registry.num_threads() > 1,
             pending: registry.pending(index),
             timeline: WorkerRecorder::new(registry.recorder(), index),
@@ -166,13 +167,19 @@ impl WorkerThread {
     /// This worker's index in its pool, `0..num_threads`.
     #[inline]
     pub(crate) fn index(&self) -> usize {
-        self.index
+        self.owner.index
     }
 
-    /// The pool this worker belongs to.
+    /// The sleep state of the pool this worker belongs to.
     #[inline]
     pub(crate) fn sleep(&self) -> &Arc<Sleep> {
-        &self.sleep
+        &self.owner.sleep
+    }
+
+    /// This worker as the owner of the latches it waits on.
+    #[inline(always)]
+    pub(crate) fn latch_owner(&self) -> &LatchOwner {
+        &self.owner
     }
 
     /// The pool this worker belongs to.
@@ -394,7 +401,7 @@ impl WorkerThread {
             // Out of local work: nothing stays deferred while searching or parked.
             self.flush_count_downs();
             self.job_releases.flush();
-            let mut idle_state = sleep.start_looking(self.index);
+            let mut idle_state = sleep.start_looking(self.index());
             while !latch.probe() {
                 if let Some(job) = self.find_work() {
                     sleep.work_found(&mut idle_state, more_work);
@@ -442,13 +449,13 @@ impl ParkObserver for WorkerThread {
         self.counters.park(since_epoch_ns);
         self.timeline.park();
         #[cfg(feature = "tracing")]
-        tracing::trace!(name: "thread_idle", worker = self.index);
+        tracing::trace!(name: "thread_idle", worker = self.index());
     }
     #[inline]
     fn unparked(&self, nanos: u64) {
         self.counters.unparked(nanos);
         self.timeline.unpark();
         #[cfg(feature = "tracing")]
-        tracing::trace!(name: "thread_active", worker = self.index, parked_ns = nanos);
+        tracing::trace!(name: "thread_active", worker = self.index(), parked_ns = nanos);
     }
 }

@@ -123,7 +123,7 @@ impl WorkerThread {
         };
         (start..num_threads)
             .chain(0..start)
-            .filter(move |&victim| victim != self.index)
+            .filter(move |&victim| victim != self.index())
     }
 
     /// One pass over the other workers from a random start: each victim's deque (its
@@ -136,7 +136,7 @@ impl WorkerThread {
                 .or_else(|| self.steal_batch_from(self.registry.batch_stealer(victim), retry))?;
             self.timeline.note_source(JobSource::Steal { victim });
             #[cfg(feature = "tracing")]
-            tracing::trace!(name: "job_stolen", worker = self.index, victim);
+            tracing::trace!(name: "job_stolen", worker = self.index(), victim);
             Some(job)
         })
     }
