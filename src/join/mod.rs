@@ -88,11 +88,15 @@ where
 pub(crate) trait JoinWorker {
     /// This worker as the owner of `b`'s latch.
     fn latch_owner(&self) -> &LatchOwner;
+    /// [`WorkerThread::reserve_pending`].
+    fn reserve_pending(&self) -> Option<usize>;
+    /// [`WorkerThread::make_room_pending`].
+    fn make_room_pending(&self);
     /// [`WorkerThread::push_pending`].
     ///
     /// # Safety
     /// As `push_pending`: `job` stays valid until popped back, or until its latch is set.
-    unsafe fn push_pending(&self, job: JobRef) -> usize;
+    unsafe fn push_pending(&self, pos: usize, job: JobRef);
     /// [`WorkerThread::pop_pending`].
     fn pop_pending(&self, pos: usize) -> Popped;
     /// Pops the own deque (LIFO), without counting it as a job taken.
@@ -111,9 +115,17 @@ impl JoinWorker for WorkerThread {
         WorkerThread::latch_owner(self)
     }
     #[inline(always)]
-    unsafe fn push_pending(&self, job: JobRef) -> usize {
+    fn reserve_pending(&self) -> Option<usize> {
+        WorkerThread::reserve_pending(self)
+    }
+    #[inline(always)]
+    fn make_room_pending(&self) {
+        WorkerThread::make_room_pending(self)
+    }
+    #[inline(always)]
+    unsafe fn push_pending(&self, pos: usize, job: JobRef) {
         // SAFETY: forwarded.
-        unsafe { WorkerThread::push_pending(self, job) }
+        unsafe { WorkerThread::push_pending(self, pos, job) }
     }
     #[inline(always)]
     fn pop_pending(&self, pos: usize) -> Popped {
@@ -149,6 +161,11 @@ where
     RA: Send,
     RB: Send,
 {
+    // A full private stack is made room on out of line, before anything is on this
+    // frame, so that the fast path makes no call before `a`.
+    let Some(pos) = worker.reserve_pending() else {
+        return join_after_making_room(worker, injected, oper_a, oper_b);
+    };
     let job_b = StackJob::new(
         |migrated| oper_b(FnContext::new(migrated)),
         SpinLatch::new(worker.latch_owner()),
@@ -156,7 +173,7 @@ where
     // SAFETY: `job_b` stays on this frame until it was either taken back (and run
     // inline) or its latch was observed set: every path below waits for one of them,
     // including the panic path.
-    let offered = unsafe { SecondHalf::offer(worker, job_b.as_job_ref()) };
+    let offered = unsafe { SecondHalf::offer(worker, pos, job_b.as_job_ref()) };
 
     let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
         Ok(value) => value,
@@ -173,6 +190,27 @@ where
         // SAFETY: `Finished`: `b`'s latch was observed set.
         Reclaimed::Finished => (result_a, unsafe { job_b.take_value() }),
     }
+}
+
+/// The `join` frame after the private stack was full: promote its oldest halves to make
+/// room, then the frame as usual. Out of line and cold: 63 nested `join`s come first.
+#[cold]
+#[inline(never)]
+fn join_after_making_room<W, A, B, RA, RB>(
+    worker: &W,
+    injected: bool,
+    oper_a: A,
+    oper_b: B,
+) -> (RA, RB)
+where
+    W: JoinWorker,
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    worker.make_room_pending();
+    join_on(worker, injected, oper_a, oper_b)
 }
 
 /// `join`'s first half panicked with `payload`: `job_b` points into the `join`'s frame, so
@@ -224,15 +262,16 @@ enum Reclaimed {
 }
 
 impl SecondHalf {
-    /// Keeps `job_b` on the worker's private stack, from where it may be promoted.
+    /// Keeps `job_b` on the worker's private stack at `pos` (reserved), from where it may
+    /// be promoted.
     ///
     /// # Safety
     /// `job_b` must stay alive until [`SecondHalf::reclaim`] returns.
     #[inline(always)]
-    unsafe fn offer(worker_thread: &impl JoinWorker, job_b: JobRef) -> SecondHalf {
+    unsafe fn offer(worker_thread: &impl JoinWorker, pos: usize, job_b: JobRef) -> SecondHalf {
         // SAFETY: forwarded: `reclaim` pops the half back and, if it was promoted, waits
         // for its latch (or finds it on the deque) before the caller's frame goes away.
-        let pos = unsafe { worker_thread.push_pending(job_b) };
+        unsafe { worker_thread.push_pending(pos, job_b) };
         SecondHalf { pos }
     }
 

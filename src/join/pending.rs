@@ -94,9 +94,8 @@ impl PendingHalves {
         self.top.load(Ordering::Relaxed) > self.bottom.load(Ordering::Relaxed)
     }
 
-    /// Owner: pushes `job` as the newest private half and returns its position. If the
-    /// stack is full, `promote_oldest` is called (it must move the oldest half out with
-    /// [`promote_oldest`](Self::promote_oldest)) until there is room.
+    /// Owner: the position the next push will take, if there is room for it (else
+    /// [`make_room`](Self::make_room) first).
     ///
     /// One slot is always kept free, so that a rescuer's provisional claim (`bottom + 1`,
     /// then maybe undone) can never make the owner reuse the slot the rescuer reads: a
@@ -104,25 +103,31 @@ impl PendingHalves {
     /// read. `bottom` decreases only in a rescuer's undo (by the one it provisionally
     /// added, which the rule allows for) and in the owner's own `pop_cold` (which resets
     /// `limit`), so the cached `limit` keeps the rule.
-    #[inline]
-    pub(crate) fn push(&self, job: JobRef, promote_oldest: impl FnMut() -> bool) -> usize {
+    #[inline(always)]
+    pub(crate) fn reserve(&self) -> Option<usize> {
         let pos = self.top.load(Ordering::Relaxed);
-        if pos >= self.limit.load(Ordering::Relaxed) {
-            self.make_room(pos, promote_oldest);
-        }
+        (pos < self.limit.load(Ordering::Relaxed)).then_some(pos)
+    }
+
+    /// Owner: pushes `job` as the newest private half at `pos`, which
+    /// [`reserve`](Self::reserve) just returned.
+    #[inline(always)]
+    pub(crate) fn push_at(&self, pos: usize, job: JobRef) {
+        debug_assert_eq!(self.reserve(), Some(pos), "push_at without a reservation");
         let slot = &self.slots[pos % CAPACITY];
         let (pointer, execute_fn) = job.id();
         slot.pointer.store(pointer as usize, Ordering::Relaxed);
         slot.execute_fn.store(execute_fn, Ordering::Relaxed);
         self.top.store(pos + 1, Ordering::Release);
-        pos
     }
 
-    /// Owner, `push` at `pos` reached `limit`: read `bottom` again (promotions and rescues
-    /// raise it), and promote the oldest halves while that is not enough.
+    /// Owner: `reserve` found no room. Reads `bottom` again (promotions and rescues raise
+    /// it), and calls `promote_oldest` (which must move the oldest half out with
+    /// [`promote_oldest`](Self::promote_oldest)) while that is not enough.
     #[cold]
     #[inline(never)]
-    fn make_room(&self, pos: usize, mut promote_oldest: impl FnMut() -> bool) {
+    pub(crate) fn make_room(&self, mut promote_oldest: impl FnMut() -> bool) {
+        let pos = self.top.load(Ordering::Relaxed);
         loop {
             let limit = self.bottom.load(Ordering::Relaxed) + CAPACITY - 1;
             self.limit.store(limit, Ordering::Relaxed);
@@ -135,6 +140,21 @@ impl PendingHalves {
                 "stealpool: a full private stack with no half to promote"
             );
         }
+    }
+
+    /// Owner: `reserve`, `make_room` if needed, and `push_at`; returns the position (the
+    /// `join` frame does the three itself, `join::join_on`).
+    #[cfg(any(test, loom))]
+    pub(crate) fn push(&self, job: JobRef, promote_oldest: impl FnMut() -> bool) -> usize {
+        let pos = match self.reserve() {
+            Some(pos) => pos,
+            None => {
+                self.make_room(promote_oldest);
+                self.reserve().expect("make_room made room")
+            }
+        };
+        self.push_at(pos, job);
+        pos
     }
 
     /// Owner: the `join` that pushed `pos` takes its half back. Every newer half was

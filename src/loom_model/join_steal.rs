@@ -217,14 +217,21 @@ impl JoinWorker for ModelWorker<'_> {
         &self.pool.owners[self.index]
     }
 
+    fn reserve_pending(&self) -> Option<usize> {
+        self.pending().reserve()
+    }
+
+    fn make_room_pending(&self) {
+        self.pending().make_room(|| self.promote_oldest());
+    }
+
     /// `WorkerThread::push_pending` and its poll (`poll_join`).
-    unsafe fn push_pending(&self, job: JobRef) -> usize {
-        let pos = self.pending().push(job, || self.promote_oldest());
+    unsafe fn push_pending(&self, pos: usize, job: JobRef) {
+        self.pending().push_at(pos, job);
         let idle = self.pool.sleep.idle_workers_after_private_push();
         if (idle || self.pool.always_promote) && self.deque().is_empty() {
             self.promote_oldest();
         }
-        pos
     }
 
     fn pop_pending(&self, pos: usize) -> Popped {

@@ -11,20 +11,32 @@ use crate::join::pending::Popped;
 use crate::timeline_hooks::JobSource;
 
 impl WorkerThread {
-    /// Keeps a `join`'s second half private (lazy join): returns its position for
-    /// [`pop_pending`](Self::pop_pending), after promoting the oldest half if the private
-    /// stack was full, and polling whether anyone could use a promoted half
-    /// (`docs/join.md`).
+    /// The position of the next private half, if the private stack has room for it
+    /// (else [`make_room_pending`](Self::make_room_pending) first).
+    #[inline(always)]
+    pub(crate) fn reserve_pending(&self) -> Option<usize> {
+        self.pending.reserve()
+    }
+
+    /// Promotes the oldest private halves until the private stack has room for a push.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn make_room_pending(&self) {
+        self.pending.make_room(|| self.promote_oldest());
+    }
+
+    /// Keeps a `join`'s second half private (lazy join) at `pos`, which
+    /// [`reserve_pending`](Self::reserve_pending) just returned, and polls whether
+    /// anyone could use a promoted half (`docs/join.md`).
     ///
     /// # Safety
     /// `job` must stay valid until its `join` popped it back with `pop_pending` and, if
     /// that returned `Popped::Taken`, until its latch is set (it may be on the deque or
     /// running on a thief or rescuer).
-    #[inline]
-    pub(crate) unsafe fn push_pending(&self, job: JobRef) -> usize {
-        let pos = self.pending.push(job, || self.promote_oldest());
+    #[inline(always)]
+    pub(crate) unsafe fn push_pending(&self, pos: usize, job: JobRef) {
+        self.pending.push_at(pos, job);
         self.poll_join();
-        pos
     }
 
     /// The `join` of position `pos` takes its second half back.
