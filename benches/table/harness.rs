@@ -197,3 +197,54 @@ pub fn injection_latencies(
     }
     (percentile(&mut samples, 0.5), percentile(&mut samples, 0.9))
 }
+
+/// A thread that spins on one CPU until dropped: the noisy neighbour of the
+/// `TABLE_BUSY_CPU` condition. Pinned with `sched_setaffinity` on Linux; elsewhere it
+/// spins wherever the OS puts it.
+pub struct BusyLoop {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BusyLoop {
+    pub fn start(cpu: usize) -> BusyLoop {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            pin_to(cpu);
+            let mut x = 0u64;
+            while !flag.load(Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        });
+        BusyLoop {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for BusyLoop {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("the busy loop never panics");
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn pin_to(cpu: usize) {
+    // SAFETY: `set` is a zeroed `cpu_set_t` that CPU_SET fills; sched_setaffinity(0, ..)
+    // reads it for the calling thread only.
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    };
+    assert!(ok, "TABLE_BUSY_CPU: cannot pin to CPU {cpu}");
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pin_to(_cpu: usize) {}

@@ -8,7 +8,11 @@
 //! cargo bench --bench table -- --test    # every row once, small, as a smoke check
 //! ```
 //!
-//! `STEALPOOL_BENCH_THREADS` sets the workers of every pool (default: logical CPUs).
+//! `STEALPOOL_BENCH_THREADS` sets the workers of every pool (default: logical CPUs); more
+//! workers than CPUs is the oversubscribed condition (a container whose CPU quota is
+//! below its CPU count, a user's `num_threads(8)`). `TABLE_BUSY_CPU=N` keeps a busy loop
+//! running on CPU `N` for the whole run (pinned with `sched_setaffinity` on Linux; not
+//! pinned elsewhere): a noisy neighbour. `scripts/table-conditions` runs both.
 //! The `par_iter` row runs `compat/rayon-check`'s `par_iter` bench first (the `rayon`
 //! crate on stealpool), then the same workload on the real rayon-core here;
 //! `TABLE_SKIP_COMPAT=1` leaves that half out.
@@ -183,6 +187,9 @@ fn main() {
         return; // `cargo bench -- --list` asks every bench target for its names
     }
     let plan = if quick { Plan::quick() } else { Plan::full() };
+    let _neighbour = std::env::var("TABLE_BUSY_CPU")
+        .ok()
+        .map(|cpu| harness::BusyLoop::start(cpu.parse().expect("TABLE_BUSY_CPU: a CPU number")));
     let threads = std::env::var("STEALPOOL_BENCH_THREADS")
         .ok()
         .and_then(|v| v.parse().ok())
