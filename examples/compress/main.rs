@@ -26,7 +26,8 @@
 //! task per directory lists it with `std::fs` and spawns a task per regular file and per
 //! subdirectory, so compression starts with the first directory. Symlinks are never
 //! followed and are reported as skipped, as are FIFOs, sockets and devices. Each file
-//! task streams its file through a `GzEncoder` with `std::io::copy` (`gzip.rs`). A
+//! task streams its file through a `GzEncoder` with `std::io::copy` (`gzip.rs`: flate2
+//! on its zlib-rs backend, the fastest of those measured in `docs/performance.md`). A
 //! progress bar (`indicatif`) shows files and MiB done, throughput and ETA on a
 //! terminal once the run has lasted a second (`progress.rs`). Every I/O problem is
 //! collected and reported at the end (`report.rs`); the process exits non-zero only
