@@ -13,6 +13,7 @@ pub(crate) use arena::{Chunk, DeferredReleases, JobArena};
 use scope_job::execute_scope_job;
 pub(crate) use scope_job::ScopeHeapJob;
 
+use crate::latch::{JoinLatch, LatchOwner};
 use crate::sync::UnsafeCell;
 use crate::unwind;
 use std::any::Any;
@@ -145,6 +146,10 @@ impl<T> JobResult<T> {
 /// into the closure it takes and no empty result it then checks for a destructor. A job
 /// that is dropped without ever running leaks its closure (its captures are not
 /// dropped); every creator runs its job or waits for its latch, so none is.
+///
+/// `repr(C)` with the latch first: a `join` half's latch sits at the job's address, where
+/// the private stack writes it when it hands the half out ([`JoinHalf`]).
+#[repr(C)]
 pub(crate) struct StackJob<L, F, R> {
     /// Set after `result` is written; the waiter may free the job as soon as it observes it.
     pub(crate) latch: L,
@@ -254,6 +259,62 @@ where
     pub(crate) unsafe fn discard_result(&self) {
         // SAFETY: forwarded.
         unwind::drop_quietly(unsafe { self.take_result() });
+    }
+}
+
+/// A `join`'s second half as its owner's private stack keeps it (`join::pending`): a
+/// reference to a [`StackJob`] whose latch is a [`JoinLatch`], so that the stack can write
+/// the latch when it hands the half out (the `join` fast path never does). Made only by
+/// [`StackJob::as_join_half`], or rebuilt from its words.
+#[derive(Debug)]
+pub(crate) struct JoinHalf(JobRef);
+
+impl JoinHalf {
+    /// The reference's two words ([`JobRef::id`]).
+    #[inline(always)]
+    pub(crate) fn id(&self) -> (*const (), usize) {
+        self.0.id()
+    }
+
+    /// Rebuilds a half from [`id`](Self::id)'s words.
+    ///
+    /// # Safety
+    /// `pointer` and `execute_fn` must be the words of one `JoinHalf`, unchanged.
+    #[inline]
+    pub(crate) unsafe fn from_raw(pointer: *const (), execute_fn: usize) -> JoinHalf {
+        // SAFETY: forwarded.
+        JoinHalf(unsafe { JobRef::from_raw(pointer, execute_fn) })
+    }
+
+    /// Writes the half's latch (`UNSET`, owned by `owner`) and gives the job to whoever
+    /// runs it.
+    ///
+    /// # Safety
+    /// As [`JoinLatch::write`]: the half is live and handed out once, here, by the thread
+    /// that holds its private stack's lock; `owner` outlives every setter.
+    #[inline]
+    pub(crate) unsafe fn hand_out(self, owner: &LatchOwner) -> JobRef {
+        // SAFETY: a `JoinHalf` points to a `StackJob<JoinLatch, _, _>` (`as_join_half`),
+        // which is `repr(C)` with its latch first; the rest is the caller's contract.
+        unsafe { JoinLatch::write(self.0.pointer.cast::<JoinLatch>(), owner) };
+        self.0
+    }
+}
+
+impl<F, R> StackJob<JoinLatch, F, R>
+where
+    F: FnOnce(bool) -> R + Send,
+    R: Send,
+{
+    /// The half for its owner's private stack.
+    ///
+    /// # Safety
+    /// As [`as_job_ref`](Self::as_job_ref): the job stays alive and in place until it was
+    /// taken back or its latch was set.
+    #[inline(always)]
+    pub(crate) unsafe fn as_join_half(&self) -> JoinHalf {
+        // SAFETY: forwarded.
+        JoinHalf(unsafe { self.as_job_ref() })
     }
 }
 

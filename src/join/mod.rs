@@ -9,9 +9,9 @@
 //!
 //! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface.
 
-use crate::job::{JobRef, StackJob};
+use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::join::pending::Popped;
-use crate::latch::{AsCoreLatch, CoreLatch, LatchOwner, SpinLatch};
+use crate::latch::{CoreLatch, JoinLatch};
 use crate::registry;
 use crate::unwind;
 use crate::worker::WorkerThread;
@@ -86,8 +86,6 @@ where
 /// loom model's worker (`tests/loom_join_steal.rs`), so that the model runs this very
 /// code. Monomorphised: the real `join` compiles as if it called the worker directly.
 pub(crate) trait JoinWorker {
-    /// This worker as the owner of `b`'s latch.
-    fn latch_owner(&self) -> &LatchOwner;
     /// [`WorkerThread::reserve_pending`].
     fn reserve_pending(&self) -> Option<usize>;
     /// [`WorkerThread::make_room_pending`].
@@ -96,7 +94,7 @@ pub(crate) trait JoinWorker {
     ///
     /// # Safety
     /// As `push_pending`: `job` stays valid until popped back, or until its latch is set.
-    unsafe fn push_pending(&self, pos: usize, job: JobRef);
+    unsafe fn push_pending(&self, pos: usize, job: JoinHalf);
     /// [`WorkerThread::pop_pending`].
     fn pop_pending(&self, pos: usize) -> Popped;
     /// Pops the own deque (LIFO), without counting it as a job taken.
@@ -111,10 +109,6 @@ pub(crate) trait JoinWorker {
 
 impl JoinWorker for WorkerThread {
     #[inline(always)]
-    fn latch_owner(&self) -> &LatchOwner {
-        WorkerThread::latch_owner(self)
-    }
-    #[inline(always)]
     fn reserve_pending(&self) -> Option<usize> {
         WorkerThread::reserve_pending(self)
     }
@@ -123,7 +117,7 @@ impl JoinWorker for WorkerThread {
         WorkerThread::make_room_pending(self)
     }
     #[inline(always)]
-    unsafe fn push_pending(&self, pos: usize, job: JobRef) {
+    unsafe fn push_pending(&self, pos: usize, job: JoinHalf) {
         // SAFETY: forwarded.
         unsafe { WorkerThread::push_pending(self, pos, job) }
     }
@@ -168,12 +162,12 @@ where
     };
     let job_b = StackJob::new(
         |migrated| oper_b(FnContext::new(migrated)),
-        SpinLatch::new(worker.latch_owner()),
+        JoinLatch::new_unwritten(),
     );
     // SAFETY: `job_b` stays on this frame until it was either taken back (and run
     // inline) or its latch was observed set: every path below waits for one of them,
     // including the panic path.
-    let offered = unsafe { SecondHalf::offer(worker, pos, job_b.as_job_ref()) };
+    let offered = unsafe { SecondHalf::offer(worker, pos, job_b.as_join_half()) };
 
     let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
         Ok(value) => value,
@@ -219,15 +213,14 @@ where
 /// Out of line, so the `join` frame keeps only what this call needs across `a`.
 #[cold]
 #[inline(never)]
-fn unwind_after_b<L, F, R>(
+fn unwind_after_b<F, R>(
     worker: &impl JoinWorker,
     offered: SecondHalf,
-    job_b: &StackJob<L, F, R>,
+    job_b: &StackJob<JoinLatch, F, R>,
     injected: bool,
     payload: Box<dyn std::any::Any + Send>,
 ) -> !
 where
-    L: crate::latch::Latch + Sync + AsCoreLatch,
     F: FnOnce(bool) -> R + Send,
     R: Send,
 {
@@ -268,7 +261,7 @@ impl SecondHalf {
     /// # Safety
     /// `job_b` must stay alive until [`SecondHalf::reclaim`] returns.
     #[inline(always)]
-    unsafe fn offer(worker_thread: &impl JoinWorker, pos: usize, job_b: JobRef) -> SecondHalf {
+    unsafe fn offer(worker_thread: &impl JoinWorker, pos: usize, job_b: JoinHalf) -> SecondHalf {
         // SAFETY: forwarded: `reclaim` pops the half back and, if it was promoted, waits
         // for its latch (or finds it on the deque) before the caller's frame goes away.
         unsafe { worker_thread.push_pending(pos, job_b) };
@@ -280,13 +273,12 @@ impl SecondHalf {
     /// (running anything the first half left behind), or finds the deque empty, meaning
     /// `b` was stolen, and then waits for its latch while running other jobs.
     #[inline(always)]
-    fn reclaim<L, F, R>(
+    fn reclaim<F, R>(
         self,
         worker_thread: &impl JoinWorker,
-        job_b: &StackJob<L, F, R>,
+        job_b: &StackJob<JoinLatch, F, R>,
     ) -> Reclaimed
     where
-        L: crate::latch::Latch + Sync + AsCoreLatch,
         F: FnOnce(bool) -> R + Send,
         R: Send,
     {
@@ -295,7 +287,12 @@ impl SecondHalf {
             // Promoted or rescued: in both cases pop the deque as rayon-core does. A
             // rescued half is not there; the loop runs what `a` left behind, finds the
             // deque empty and waits for the latch (docs/join.md, "Order").
-            Popped::Taken => reclaim_taken(worker_thread, job_b.id(), job_b.latch.as_core_latch()),
+            Popped::Taken => {
+                // SAFETY: taken: the half left the private stack, which wrote its latch
+                // under the stack's lock before our pop took that lock.
+                let latch = unsafe { job_b.latch.core_latch() };
+                reclaim_taken(worker_thread, job_b.id(), latch)
+            }
         }
     }
 }

@@ -26,7 +26,8 @@
 //! pair the sleep module already uses, so at least one of the two sees the other's
 //! store and a half is never run twice. `docs/join.md` gives the whole argument.
 
-use crate::job::JobRef;
+use crate::job::{JobRef, JoinHalf};
+use crate::latch::LatchOwner;
 use crate::sync::barrier::{self, OwnLight};
 use crate::sync::protocol::{AtomicUsize, Mutex};
 use crate::sync::Ordering;
@@ -65,14 +66,18 @@ pub(crate) struct PendingHalves {
     /// slow pops. The owner's push and fast pop never take it.
     lock: Mutex<()>,
     slots: [Slot; CAPACITY],
+    /// The owner, as the owner of its halves' latches (written when a half is handed out).
+    owner: LatchOwner,
 }
 
 impl PendingHalves {
-    pub(crate) fn new() -> Self {
+    /// The private stack of `owner`.
+    pub(crate) fn new(owner: LatchOwner) -> Self {
         PendingHalves {
+            owner,
             top: AtomicUsize::new(0),
             limit: AtomicUsize::new(CAPACITY - 1),
-            light: OwnLight::default(),
+            light: OwnLight::new(),
             bottom: AtomicUsize::new(0),
             lock: Mutex::new(()),
             slots: std::array::from_fn(|_| Slot {
@@ -112,7 +117,7 @@ impl PendingHalves {
     /// Owner: pushes `job` as the newest private half at `pos`, which
     /// [`reserve`](Self::reserve) just returned.
     #[inline(always)]
-    pub(crate) fn push_at(&self, pos: usize, job: JobRef) {
+    pub(crate) fn push_at(&self, pos: usize, job: JoinHalf) {
         debug_assert_eq!(self.reserve(), Some(pos), "push_at without a reservation");
         let slot = &self.slots[pos % CAPACITY];
         let (pointer, execute_fn) = job.id();
@@ -145,7 +150,7 @@ impl PendingHalves {
     /// Owner: `reserve`, `make_room` if needed, and `push_at`; returns the position (the
     /// `join` frame does the three itself, `join::join_on`).
     #[cfg(any(test, loom))]
-    pub(crate) fn push(&self, job: JobRef, promote_oldest: impl FnMut() -> bool) -> usize {
+    pub(crate) fn push(&self, job: JoinHalf, promote_oldest: impl FnMut() -> bool) -> usize {
         let pos = match self.reserve() {
             Some(pos) => pos,
             None => {
@@ -238,7 +243,8 @@ impl PendingHalves {
         }
     }
 
-    /// Reads the half at `pos`. Under the lock.
+    /// Hands out the half at `pos`: reads its slot and writes its latch. Under the lock,
+    /// once per half (promotion and rescue both move `bottom` past it).
     fn take(&self, pos: usize) -> JobRef {
         let slot = &self.slots[pos % CAPACITY];
         let pointer = slot.pointer.load(Ordering::Relaxed) as *const ();
@@ -246,35 +252,59 @@ impl PendingHalves {
         // SAFETY: the slot holds the two words of the half pushed at `pos`: the owner
         // wrote them before publishing `top > pos` (Release, seen by our Acquire load or
         // written by ourselves), and cannot overwrite them while the position is claimed
-        // (`push` keeps a slot free).
-        unsafe { JobRef::from_raw(pointer, execute_fn) }
+        // (`reserve` keeps a slot free). The half is live (its `join` has not popped it:
+        // `pos` is below `top`, checked under the barrier pair by a rescuer, or the owner
+        // promotes it itself) and handed out once, here, under the lock; `self.owner`
+        // lives as long as this stack, which the pool keeps while its workers run.
+        unsafe { JoinHalf::from_raw(pointer, execute_fn).hand_out(&self.owner) }
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::job::Job;
+    use crate::job::StackJob;
+    use crate::latch::JoinLatch;
+    use crate::sleep::Sleep;
+    use crate::sync::Arc;
 
-    struct Nothing;
-    impl Job for Nothing {
-        unsafe fn execute(_: *const ()) {}
+    /// A half that is never run: the tests only move it between stacks.
+    type Nothing = StackJob<JoinLatch, fn(bool), ()>;
+
+    fn nothing() -> Nothing {
+        fn never_run(_: bool) {
+            unreachable!("the tests never run a half")
+        }
+        StackJob::new(never_run as fn(bool), JoinLatch::new_unwritten())
     }
 
-    fn job(n: &Nothing) -> JobRef {
-        // SAFETY: never executed.
-        unsafe { JobRef::new(n) }
+    fn job(n: &Nothing) -> JoinHalf {
+        // SAFETY: `n` outlives the stack it is pushed on in each test, and is never run.
+        unsafe { n.as_join_half() }
+    }
+
+    fn stack() -> PendingHalves {
+        PendingHalves::new(LatchOwner {
+            sleep: Arc::new(Sleep::new(1)),
+            index: 0,
+        })
     }
 
     #[test]
     fn pops_see_promotion_and_rescue_of_older_halves() {
-        let (x, y, z) = (Nothing, Nothing, Nothing);
-        let s = PendingHalves::new();
+        let (x, y, z) = (nothing(), nothing(), nothing());
+        let s = stack();
         let p0 = s.push(job(&x), no_room);
         let p1 = s.push(job(&y), no_room);
         let mut promoted = None;
         assert!(s.promote_oldest(|j| promoted = Some(j.id())));
         assert_eq!(promoted, Some(job(&x).id()), "the oldest goes first");
+        // SAFETY: `x` was handed out, which wrote its latch, on this thread.
+        let latch = unsafe { x.latch.core_latch() };
+        assert!(
+            !latch.probe(),
+            "a half handed out has its latch written, unset"
+        );
         assert_eq!(
             s.rescue(|| false).map(|j| j.id()),
             None,
@@ -296,8 +326,8 @@ mod tests {
 
     #[test]
     fn slots_wrap_and_one_stays_free() {
-        let n = Nothing;
-        let s = PendingHalves::new();
+        let n = nothing();
+        let s = stack();
         let mut positions: Vec<usize> = (0..CAPACITY - 1)
             .map(|_| s.push(job(&n), no_room))
             .collect();

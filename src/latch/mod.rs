@@ -21,7 +21,9 @@ pub(crate) use count::CountLatch;
 use crate::sleep::Sleep;
 use crate::sync::protocol::{thread, AtomicBool, AtomicUsize, Condvar, Mutex};
 use crate::sync::{Arc, Ordering};
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 
 /// A one-shot signal.
 pub(crate) trait Latch {
@@ -148,48 +150,90 @@ pub(crate) struct LatchOwner {
     pub(crate) index: usize,
 }
 
-/// The latch a worker waits on for a job it handed out to workers of its own pool
-/// (`join`'s second half). The setter wakes the owner if it fell asleep.
-pub(crate) struct SpinLatch<'r> {
-    core_latch: CoreLatch,
-    owner: &'r LatchOwner,
+/// The latch of a `join`'s second half, which its owner waits on only if the half left
+/// its private stack (`join::pending`).
+///
+/// Written only then: the `join` fast path builds the half's job without touching its
+/// latch, and the private stack initialises it (state `UNSET`, the owner's
+/// [`LatchOwner`]) when it hands the half out, by promotion or rescue, under the stack's
+/// lock (`PendingHalves::take`). Whoever runs the half got it from there, and the owner
+/// reads the latch only after its pop answered "taken" under the same lock, so every
+/// reader comes after the initialisation. The setter, a worker of the same pool, wakes
+/// the owner if it fell asleep.
+pub(crate) struct JoinLatch {
+    inner: UnsafeCell<MaybeUninit<JoinLatchInner>>,
 }
 
-impl<'r> SpinLatch<'r> {
-    /// A latch owned by `owner`, set by a worker of the same pool.
+struct JoinLatchInner {
+    core_latch: CoreLatch,
+    owner: *const LatchOwner,
+}
+
+// SAFETY: the cell is written once, by the thread that hands the half out, under the
+// private stack's lock and before anyone reads it (see the type's documentation); after
+// that it is only read, and its `CoreLatch` is atomic. The owner pointer points into the
+// owner's private stack, which the pool keeps alive while any of its workers runs.
+unsafe impl Sync for JoinLatch {}
+
+impl JoinLatch {
+    /// A latch not written yet: no store on the `join` fast path.
     #[inline(always)]
-    pub(crate) fn new(owner: &'r LatchOwner) -> Self {
-        SpinLatch {
-            core_latch: CoreLatch::new(),
-            owner,
+    pub(crate) fn new_unwritten() -> Self {
+        JoinLatch {
+            inner: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
-}
 
-impl AsCoreLatch for SpinLatch<'_> {
+    /// Writes the latch of a half that leaves its owner's private stack: `UNSET`, owned
+    /// by `owner`.
+    ///
+    /// # Safety
+    /// `this` points to the latch of a live half that is being handed out, once, by the
+    /// thread that holds the private stack's lock; nobody reads the latch before.
+    /// `owner` must outlive every setter (it lives in the owner's private stack, which
+    /// the pool keeps while its workers run).
     #[inline]
-    fn as_core_latch(&self) -> &CoreLatch {
-        &self.core_latch
+    pub(crate) unsafe fn write(this: *const JoinLatch, owner: &LatchOwner) {
+        // SAFETY: per the contract this thread is the only one touching the cell now.
+        unsafe {
+            (*(*this).inner.get()).write(JoinLatchInner {
+                core_latch: CoreLatch::new(),
+                owner,
+            });
+        }
+    }
+
+    /// The core latch, after the half left the private stack.
+    ///
+    /// # Safety
+    /// The latch was written ([`write`](Self::write)) before, and that write happens
+    /// before this call (the owner's pop answered "taken" under the stack's lock).
+    #[inline]
+    pub(crate) unsafe fn core_latch(&self) -> &CoreLatch {
+        // SAFETY: per the contract the cell is initialised and no longer written.
+        unsafe { &(*self.inner.get()).assume_init_ref().core_latch }
     }
 }
 
-impl Latch for SpinLatch<'_> {
+impl Latch for JoinLatch {
     #[inline]
     unsafe fn set(this: *const Self) {
-        // SAFETY: `this` is live until the swap inside `set_latch_and_wake`; everything
-        // needed afterwards is read before it. The owner (a `WorkerThread`, alive while it
-        // waits on this latch) is read before the swap too. The sleep state outlives the
-        // call: the setter is a worker of the same pool, whose registry (holding the
-        // sleep state) it keeps alive.
+        // SAFETY: whoever sets the latch runs the half, which it got from the private
+        // stack after the latch was written (the type's documentation). `this` is live
+        // until the swap inside `set_latch_and_wake`; the owner's `LatchOwner` and the
+        // sleep state are read before it and outlive the call (the setter, a worker of the
+        // same pool, keeps the pool's registry, and so the owner's private stack and the
+        // sleep state, alive).
         unsafe {
-            let owner = (*this).owner;
+            let inner = (*(*this).inner.get()).assume_init_ref();
+            let owner = &*inner.owner;
             let sleep: &Sleep = &owner.sleep;
-            sleep.set_latch_and_wake(&(*this).core_latch, owner.index);
+            sleep.set_latch_and_wake(&inner.core_latch, owner.index);
         }
     }
 }
 
-/// A [`SpinLatch`] set by a worker of *another* pool (`install` on a pool from a worker
+/// The latch a worker waits on for a job it handed out to *another* pool (`install` on a pool from a worker
 /// of a different one): the setter holds the owner's sleep state alive until the
 /// wake-up was delivered, since the owner may finish and drop its pool as soon as the
 /// latch is set.

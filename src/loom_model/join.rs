@@ -1,12 +1,32 @@
 //! The lazy `join`'s private stack for the loom model (`tests/loom_join.rs`); only with
-//! `--cfg loom`. Not an API. Halves are plain tokens (never executed).
+//! `--cfg loom`. Not an API. Halves are real stack jobs, named by tokens, never executed.
 
-use crate::job::JobRef;
+use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::join::pending::{PendingHalves, Popped};
+use crate::latch::{JoinLatch, LatchOwner};
+use crate::sleep::Sleep;
+use crate::sync::Arc;
+use std::collections::HashMap;
+use std::sync::Mutex;
 
-/// One worker's private stack of `join` halves, and the tokens its pushes promoted to
-/// make room (the owner's "deque").
-pub struct ModelPending(PendingHalves, std::sync::Mutex<Vec<usize>>);
+/// A half of the model: never run, only moved between the stack and its takers.
+type Half = StackJob<JoinLatch, fn(bool), ()>;
+
+/// The model's halves by token, boxed: their addresses are what the stack keeps.
+struct Halves(HashMap<usize, Box<Half>>);
+
+// SAFETY: a `Half` is only a closure pointer, an unused result and a latch whose owner
+// pointer targets the model's own `LatchOwner` (which is `Sync`); the halves are only
+// reached through the mutex around this map, or through the stack, as in a real pool.
+unsafe impl Send for Halves {}
+
+/// One worker's private stack of `join` halves, the tokens its pushes promoted to make
+/// room (the owner's "deque"), and the halves themselves.
+pub struct ModelPending {
+    stack: PendingHalves,
+    promoted: Mutex<Vec<usize>>,
+    halves: Mutex<Halves>,
+}
 
 impl std::fmt::Debug for ModelPending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -14,27 +34,53 @@ impl std::fmt::Debug for ModelPending {
     }
 }
 
-unsafe fn never_run(_: *const ()) {
+fn never_run(_: bool) {
     unreachable!("model halves are never executed")
-}
-
-fn half(token: usize) -> JobRef {
-    // SAFETY: the two words of a JobRef; the model never executes it.
-    unsafe {
-        JobRef::from_raw(
-            token as *const (),
-            never_run as unsafe fn(*const ()) as usize,
-        )
-    }
-}
-
-fn token(job: JobRef) -> usize {
-    job.id().0 as usize
 }
 
 impl Default for ModelPending {
     fn default() -> Self {
-        ModelPending(PendingHalves::new(), std::sync::Mutex::default())
+        ModelPending {
+            stack: PendingHalves::new(LatchOwner {
+                sleep: Arc::new(Sleep::new(1)),
+                index: 0,
+            }),
+            promoted: Mutex::default(),
+            halves: Mutex::new(Halves(HashMap::new())),
+        }
+    }
+}
+
+impl ModelPending {
+    /// The half named `token` (made on first use; it stays until the model ends).
+    fn half(&self, token: usize) -> JoinHalf {
+        let mut halves = self.halves.lock().unwrap();
+        let half = halves.0.entry(token).or_insert_with(|| {
+            Box::new(StackJob::new(
+                never_run as fn(bool),
+                JoinLatch::new_unwritten(),
+            ))
+        });
+        // SAFETY: the box lives in `self.halves` until the model ends, after every stack
+        // operation, and the half is never run.
+        unsafe { half.as_join_half() }
+    }
+
+    /// The token of a half the stack handed out; checks that its latch was written.
+    fn token(&self, job: JobRef) -> usize {
+        let pointer = job.id().0;
+        let halves = self.halves.lock().unwrap();
+        let (token, half) = (halves.0.iter())
+            .find(|(_, half)| std::ptr::eq(pointer, (&***half as *const Half).cast()))
+            .expect("a half the model pushed");
+        // SAFETY: the stack wrote the latch when it handed the half out, under its lock
+        // and on this thread (the caller's promotion or rescue).
+        let latch = unsafe { half.latch.core_latch() };
+        assert!(
+            !latch.probe(),
+            "a half handed out has its latch written, unset"
+        );
+        *token
     }
 }
 
@@ -42,13 +88,14 @@ impl ModelPending {
     /// Owner: `join` keeps the half `token` private; returns its position. A full stack
     /// promotes its oldest halves first (see [`promoted_to_make_room`](Self::promoted_to_make_room)).
     pub fn push(&self, token: usize) -> usize {
-        self.0.push(half(token), || match self.promote_oldest() {
-            Some(promoted) => {
-                self.1.lock().unwrap().push(promoted);
-                true
-            }
-            None => false,
-        })
+        self.stack
+            .push(self.half(token), || match self.promote_oldest() {
+                Some(promoted) => {
+                    self.promoted.lock().unwrap().push(promoted);
+                    true
+                }
+                None => false,
+            })
     }
     /// Slots of the private stack.
     pub fn capacity(&self) -> usize {
@@ -56,12 +103,12 @@ impl ModelPending {
     }
     /// The tokens that pushes promoted to make room, oldest first.
     pub fn promoted_to_make_room(&self) -> Vec<usize> {
-        self.1.lock().unwrap().clone()
+        self.promoted.lock().unwrap().clone()
     }
     /// Owner: the `join` of `pos` takes its half back: `"private"` (run inline) or
     /// `"taken"` (promoted or rescued).
     pub fn pop(&self, pos: usize) -> &'static str {
-        match self.0.pop(pos) {
+        match self.stack.pop(pos) {
             Popped::Private => "private",
             Popped::Taken => "taken",
         }
@@ -69,11 +116,12 @@ impl ModelPending {
     /// Owner: promotes the oldest private half; returns its token.
     pub fn promote_oldest(&self) -> Option<usize> {
         let mut promoted = None;
-        self.0.promote_oldest(|job| promoted = Some(token(job)));
+        self.stack
+            .promote_oldest(|job| promoted = Some(self.token(job)));
         promoted
     }
     /// Another worker: rescues the oldest private half; returns its token.
     pub fn rescue(&self) -> Option<usize> {
-        self.0.rescue(|| true).map(token)
+        self.stack.rescue(|| true).map(|job| self.token(job))
     }
 }

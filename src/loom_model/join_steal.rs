@@ -7,7 +7,7 @@
 //! `WorkerThread` or on a random number generator:
 //!
 //! * the `join` frame itself (`join::join_on`, the same function `join_context` calls,
-//!   with its reclaim loop and its panic path), the stack job and its `SpinLatch`;
+//!   with its reclaim loop and its panic path), the stack job and its `JoinLatch`;
 //! * the private stack of halves (`PendingHalves`: push, pop, promotion, rescue);
 //! * the sleep module (`start_looking`, `work_found`, `no_work_found`, the latch setter's
 //!   wake-up) and the deques' model (`sync/deque/model.rs`).
@@ -18,7 +18,7 @@
 //! the sleep module). The real loop's victim order is random (fastrand), which loom cannot
 //! replay; with two workers there is one victim anyway.
 
-use crate::job::JobRef;
+use crate::job::{JobRef, JoinHalf};
 use crate::join::pending::{PendingHalves, Popped};
 use crate::join::{join_on, JoinWorker};
 use crate::latch::{CoreLatch, LatchOwner};
@@ -39,8 +39,6 @@ pub struct ModelPool {
     deques: Vec<Worker<JobRef>>,
     stealers: Vec<Stealer<JobRef>>,
     pending: Vec<PendingHalves>,
-    /// Each worker as the owner of its latches.
-    owners: Vec<LatchOwner>,
     /// The thief's terminate latch.
     terminate: CoreLatch,
     /// Promote on every `join`, not only when the poll sees an idle worker.
@@ -60,17 +58,18 @@ impl ModelPool {
         let deques: Vec<Worker<JobRef>> = (0..WORKERS).map(|_| Worker::new_lifo()).collect();
         let sleep = Arc::new(Sleep::new(WORKERS));
         ModelPool {
-            owners: (0..WORKERS)
-                .map(|index| LatchOwner {
-                    sleep: Arc::clone(&sleep),
-                    index,
+            pending: (0..WORKERS)
+                .map(|index| {
+                    PendingHalves::new(LatchOwner {
+                        sleep: Arc::clone(&sleep),
+                        index,
+                    })
                 })
                 .collect(),
             sleep,
             counters: (0..WORKERS).map(|_| WorkerCounters::default()).collect(),
             stealers: deques.iter().map(Worker::stealer).collect(),
             deques,
-            pending: (0..WORKERS).map(|_| PendingHalves::new()).collect(),
             terminate: CoreLatch::new(),
             always_promote,
         }
@@ -213,10 +212,6 @@ impl ModelWorker<'_> {
 }
 
 impl JoinWorker for ModelWorker<'_> {
-    fn latch_owner(&self) -> &LatchOwner {
-        &self.pool.owners[self.index]
-    }
-
     fn reserve_pending(&self) -> Option<usize> {
         self.pending().reserve()
     }
@@ -226,7 +221,7 @@ impl JoinWorker for ModelWorker<'_> {
     }
 
     /// `WorkerThread::push_pending` and its poll (`poll_join`).
-    unsafe fn push_pending(&self, pos: usize, job: JobRef) {
+    unsafe fn push_pending(&self, pos: usize, job: JoinHalf) {
         self.pending().push_at(pos, job);
         let idle = self.pool.sleep.idle_workers_after_private_push();
         if (idle || self.pool.always_promote) && self.deque().is_empty() {

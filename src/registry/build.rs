@@ -7,7 +7,7 @@ use super::{Registry, TerminateCount, ThreadInfo, WorkerQueues};
 use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::{JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
-use crate::latch::{CoreLatch, Latch, LockLatch};
+use crate::latch::{CoreLatch, Latch, LatchOwner, LockLatch};
 use crate::metrics::RegistryCounters;
 use crate::sleep::{Sleep, THREADS_MAX};
 use crate::sync::deque::{Injector, Worker};
@@ -57,22 +57,27 @@ impl Registry {
                 broadcasts: broadcasts.stealer(),
             })
             .collect();
+        let sleep = Arc::new(Sleep::new(n_threads));
         let thread_infos = queues
             .iter()
-            .map(|queues| ThreadInfo {
+            .enumerate()
+            .map(|(index, queues)| ThreadInfo {
                 primed: LockLatch::new(),
                 stopped: LockLatch::new(),
                 terminate: CoreLatch::new(),
                 stealer: queues.deque.stealer(),
                 batch: queues.batch.stealer(),
-                pending: Arc::new(CachePadded::new(PendingHalves::new())),
+                pending: Arc::new(CachePadded::new(PendingHalves::new(LatchOwner {
+                    sleep: Arc::clone(&sleep),
+                    index,
+                }))),
                 fifo: Arc::new(JobFifo::new()),
             })
             .collect();
 
         let registry = Arc::new(Registry {
             thread_infos,
-            sleep: Arc::new(Sleep::new(n_threads)),
+            sleep,
             injected_jobs: Injector::new(),
             broadcasts: Mutex::new(broadcasts),
             counters: RegistryCounters::new(n_threads),

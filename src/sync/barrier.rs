@@ -39,7 +39,12 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Park {
     /// A process-wide barrier (a membarrier): exact against every other thread's stores,
-    /// whatever barrier, if any, that thread ran. Park until woken.
+    /// whatever barrier, if any, that thread ran. Park until woken. (Only the membarrier
+    /// variant makes one.)
+    #[cfg_attr(
+        not(all(target_os = "linux", not(stealpool_fences), not(loom))),
+        allow(dead_code)
+    )]
     Untimed,
     /// A fence of our own only: exact against the threads that ran [`light`] (every
     /// push to a queue, every pop of a private `join` half), but not against the lazy
@@ -114,10 +119,15 @@ mod fences {
     }
 
     /// One thread's [`light`] (see the membarrier variant's): here always the full fence.
-    #[derive(Debug, Default)]
+    #[derive(Debug)]
     pub(crate) struct OwnLight;
 
     impl OwnLight {
+        /// One thread's light barrier.
+        pub(crate) const fn new() -> Self {
+            OwnLight
+        }
+
         /// A full fence.
         #[inline(always)]
         pub(crate) fn light(&self) {
@@ -312,7 +322,7 @@ mod membarrier {
     /// [`RECHECK_AFTER`](super::RECHECK_AFTER) because pushers that read `EXPEDITED` may
     /// still use the compiler fence; this owner is such a pusher for the rest of its life,
     /// which the recheck covers the same way (`docs/sleep.md`, "Switching barrier modes").
-    #[derive(Debug, Default)]
+    #[derive(Debug)]
     pub(crate) struct OwnLight {
         /// Whether this owner saw `EXPEDITED`. Written and read only by the owner
         /// (Relaxed: an atomic only so that the owner's struct may be shared).
@@ -320,6 +330,13 @@ mod membarrier {
     }
 
     impl OwnLight {
+        /// One thread's light barrier, which has not seen `EXPEDITED` yet.
+        pub(crate) const fn new() -> Self {
+            OwnLight {
+                expedited: AtomicBool::new(false),
+            }
+        }
+
         /// The pusher's side of the barrier pair, as [`light`].
         #[inline(always)]
         pub(crate) fn light(&self) {

@@ -6,7 +6,7 @@
 //! other jobs").
 
 use super::WorkerThread;
-use crate::job::JobRef;
+use crate::job::{JobRef, JoinHalf};
 use crate::join::pending::Popped;
 use crate::timeline_hooks::JobSource;
 
@@ -34,7 +34,7 @@ impl WorkerThread {
     /// that returned `Popped::Taken`, until its latch is set (it may be on the deque or
     /// running on a thief or rescuer).
     #[inline(always)]
-    pub(crate) unsafe fn push_pending(&self, pos: usize, job: JobRef) {
+    pub(crate) unsafe fn push_pending(&self, pos: usize, job: JoinHalf) {
         self.pending.push_at(pos, job);
         self.poll_join();
     }
