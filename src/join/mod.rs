@@ -88,8 +88,8 @@ where
 pub(crate) trait JoinWorker {
     /// [`WorkerThread::reserve_pending`].
     fn reserve_pending(&self) -> Option<usize>;
-    /// [`WorkerThread::make_room_pending`].
-    fn make_room_pending(&self);
+    /// [`WorkerThread::make_room_pending`]: returns the position reserved.
+    fn make_room_pending(&self) -> usize;
     /// [`WorkerThread::push_pending`].
     ///
     /// # Safety
@@ -113,7 +113,7 @@ impl JoinWorker for WorkerThread {
         WorkerThread::reserve_pending(self)
     }
     #[inline(always)]
-    fn make_room_pending(&self) {
+    fn make_room_pending(&self) -> usize {
         WorkerThread::make_room_pending(self)
     }
     #[inline(always)]
@@ -155,10 +155,10 @@ where
     RA: Send,
     RB: Send,
 {
-    // A full private stack is made room on out of line, before anything is on this
-    // frame, so that the fast path makes no call before `a`.
-    let Some(pos) = worker.reserve_pending() else {
-        return join_after_making_room(worker, injected, oper_a, oper_b);
+    // A full private stack is made room on out of line (the oldest halves promoted).
+    let pos = match worker.reserve_pending() {
+        Some(pos) => pos,
+        None => worker.make_room_pending(),
     };
     let job_b = StackJob::new(
         |migrated| oper_b(FnContext::new(migrated)),
@@ -184,27 +184,6 @@ where
         // SAFETY: `Finished`: `b`'s latch was observed set.
         Reclaimed::Finished => (result_a, unsafe { job_b.take_value() }),
     }
-}
-
-/// The `join` frame after the private stack was full: promote its oldest halves to make
-/// room, then the frame as usual. Out of line and cold: 63 nested `join`s come first.
-#[cold]
-#[inline(never)]
-fn join_after_making_room<W, A, B, RA, RB>(
-    worker: &W,
-    injected: bool,
-    oper_a: A,
-    oper_b: B,
-) -> (RA, RB)
-where
-    W: JoinWorker,
-    A: FnOnce(FnContext) -> RA + Send,
-    B: FnOnce(FnContext) -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    worker.make_room_pending();
-    join_on(worker, injected, oper_a, oper_b)
 }
 
 /// `join`'s first half panicked with `payload`: `job_b` points into the `join`'s frame, so

@@ -51,6 +51,9 @@ struct Slot {
     execute_fn: AtomicUsize,
 }
 
+/// `repr(C)`: the fields the `join` fast path touches (`top`, `limit`, `light`, `bottom`)
+/// share the first cache line, in this order.
+#[repr(C)]
 pub(crate) struct PendingHalves {
     /// One past the newest half. Written only by the owner.
     top: AtomicUsize,

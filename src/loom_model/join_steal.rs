@@ -216,8 +216,9 @@ impl JoinWorker for ModelWorker<'_> {
         self.pending().reserve()
     }
 
-    fn make_room_pending(&self) {
+    fn make_room_pending(&self) -> usize {
         self.pending().make_room(|| self.promote_oldest());
+        self.pending().reserve().expect("make_room made room")
     }
 
     /// `WorkerThread::push_pending` and its poll (`poll_join`).

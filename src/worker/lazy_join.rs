@@ -18,11 +18,13 @@ impl WorkerThread {
         self.pending.reserve()
     }
 
-    /// Promotes the oldest private halves until the private stack has room for a push.
+    /// Promotes the oldest private halves until the private stack has room for a push,
+    /// and returns the position of that push.
     #[cold]
     #[inline(never)]
-    pub(crate) fn make_room_pending(&self) {
+    pub(crate) fn make_room_pending(&self) -> usize {
         self.pending.make_room(|| self.promote_oldest());
+        self.pending.reserve().expect("make_room made room")
     }
 
     /// Keeps a `join`'s second half private (lazy join) at `pos`, which
