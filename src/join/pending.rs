@@ -131,7 +131,9 @@ impl PendingHalves {
 
     /// Owner: `reserve` found no room. Reads `bottom` again (promotions and rescues raise
     /// it), and calls `promote_oldest` (which must move the oldest half out with
-    /// [`promote_oldest`](Self::promote_oldest)) while that is not enough.
+    /// [`promote_oldest`](Self::promote_oldest), if any is left) while that is not
+    /// enough. Terminates: each round either promotes a half or finds none left, and then
+    /// `bottom` reached `top`, which leaves room.
     #[cold]
     #[inline(never)]
     pub(crate) fn make_room(&self, mut promote_oldest: impl FnMut() -> bool) {
@@ -142,11 +144,9 @@ impl PendingHalves {
             if pos < limit {
                 return;
             }
-            let promoted = promote_oldest();
-            assert!(
-                promoted,
-                "stealpool: a full private stack with no half to promote"
-            );
+            // Nothing to promote means that rescuers took every half since we read
+            // `bottom` (the owner may be preempted in between): read it again.
+            promote_oldest();
         }
     }
 
