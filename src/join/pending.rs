@@ -352,4 +352,33 @@ mod tests {
         }
         assert!(!s.has_private());
     }
+
+    /// The owner finds its stack full, then, before it takes the lock to promote,
+    /// rescuers take every half (the owner was preempted in between): `make_room` must
+    /// read `bottom` again and find room, not fail for want of a half to promote.
+    #[test]
+    fn make_room_survives_rescuers_emptying_the_stack_first() {
+        let n = nothing();
+        let s = stack();
+        for _ in 0..CAPACITY - 1 {
+            s.push(job(&n), no_room);
+        }
+        assert_eq!(s.reserve(), None, "the stack is full");
+        let mut rescued = 0;
+        let mut attempts = Vec::new();
+        s.make_room(|| {
+            if rescued == 0 {
+                // The interleaving: every half rescued before this promotion.
+                while s.rescue(|| true).is_some() {
+                    rescued += 1;
+                }
+            }
+            let promoted = s.promote_oldest(|_| {});
+            attempts.push(promoted);
+            promoted
+        });
+        assert_eq!(rescued, CAPACITY - 1, "the rescuers emptied the stack");
+        assert_eq!(attempts, [false], "one promotion tried, with nothing left");
+        assert_eq!(s.reserve(), Some(CAPACITY - 1), "room after all");
+    }
 }
