@@ -63,9 +63,7 @@ impl JobRef {
     }
 
     /// The reference's two words (data pointer, execute function as `usize`): the
-    /// identity by which `join` recognises its own second half when popping it back,
-    /// and what `join::pending` stores in atomics ([`from_raw`](Self::from_raw) rebuilds
-    /// the reference).
+    /// identity by which `join` recognises its own second half when popping it back.
     #[inline]
     pub(crate) fn id(&self) -> (*const (), usize) {
         (self.pointer, self.execute_fn as usize)
@@ -78,21 +76,6 @@ impl JobRef {
         // function of this crate, and no other job type uses it.
         let scope_job: unsafe fn(*const ()) = execute_scope_job;
         self.execute_fn as *const () == scope_job as *const ()
-    }
-
-    /// Rebuilds a reference from [`id`](Self::id)'s words.
-    ///
-    /// # Safety
-    /// `pointer` and `execute_fn` must be the words of one `JobRef`, unchanged.
-    #[inline]
-    pub(crate) unsafe fn from_raw(pointer: *const (), execute_fn: usize) -> JobRef {
-        JobRef {
-            pointer,
-            // SAFETY: `execute_fn` was an `unsafe fn(*const ())` turned into a usize by
-            // `id` (the caller's contract); function pointers and usize have the
-            // same size and the round trip gives back the same pointer.
-            execute_fn: unsafe { std::mem::transmute::<usize, unsafe fn(*const ())>(execute_fn) },
-        }
     }
 
     /// Runs the job.
@@ -147,10 +130,14 @@ impl<T> JobResult<T> {
 /// that is dropped without ever running leaks its closure (its captures are not
 /// dropped); every creator runs its job or waits for its latch, so none is.
 ///
-/// `repr(C)` with the latch first: a `join` half's latch sits at the job's address, where
-/// the private stack writes it when it hands the half out ([`JoinHalf`]).
+/// `repr(C)`, its execute function first and its latch next, at offsets that do not depend
+/// on `F` or `R`: a `join` half's private stack reads the one and writes the other through
+/// the job's address alone ([`JoinHalf`]).
 #[repr(C)]
 pub(crate) struct StackJob<L, F, R> {
+    /// `<Self as Job>::execute`, at the job's address: a `join` half's private stack keeps
+    /// only the job's address (one word per slot) and finds the function here.
+    execute: unsafe fn(*const ()),
     /// Set after `result` is written; the waiter may free the job as soon as it observes it.
     pub(crate) latch: L,
     func: UnsafeCell<ManuallyDrop<F>>,
@@ -167,6 +154,7 @@ where
     #[inline(always)]
     pub(crate) fn new(func: F, latch: L) -> Self {
         StackJob {
+            execute: <Self as Job>::execute,
             latch,
             func: UnsafeCell::new(ManuallyDrop::new(func)),
             result: UnsafeCell::new(MaybeUninit::uninit()),
@@ -262,42 +250,57 @@ where
     }
 }
 
-/// A `join`'s second half as its owner's private stack keeps it (`join::pending`): a
-/// reference to a [`StackJob`] whose latch is a [`JoinLatch`], so that the stack can write
-/// the latch when it hands the half out (the `join` fast path never does). Made only by
-/// [`StackJob::as_join_half`], or rebuilt from its words.
+/// A `join`'s second half as its owner's private stack keeps it (`join::pending`): the
+/// address of a [`StackJob`] whose latch is a [`JoinLatch`], one word. The job's header
+/// holds its execute function, and the stack writes its latch when it hands the half out
+/// (the `join` fast path never does). Made only by [`StackJob::as_join_half`], or rebuilt
+/// from its word.
 #[derive(Debug)]
-pub(crate) struct JoinHalf(JobRef);
+pub(crate) struct JoinHalf(*const ());
+
+/// The header every `StackJob<JoinLatch, _, _>` starts with (`StackJob` is `repr(C)`).
+#[repr(C)]
+struct JoinHalfHeader {
+    execute: unsafe fn(*const ()),
+    latch: JoinLatch,
+}
 
 impl JoinHalf {
-    /// The reference's two words ([`JobRef::id`]).
+    /// The half's one word: its job's address.
     #[inline(always)]
-    pub(crate) fn id(&self) -> (*const (), usize) {
-        self.0.id()
+    pub(crate) fn word(&self) -> usize {
+        self.0 as usize
     }
 
-    /// Rebuilds a half from [`id`](Self::id)'s words.
+    /// Rebuilds a half from [`word`](Self::word).
     ///
     /// # Safety
-    /// `pointer` and `execute_fn` must be the words of one `JoinHalf`, unchanged.
+    /// `word` must be the word of one `JoinHalf`, unchanged.
     #[inline]
-    pub(crate) unsafe fn from_raw(pointer: *const (), execute_fn: usize) -> JoinHalf {
-        // SAFETY: forwarded.
-        JoinHalf(unsafe { JobRef::from_raw(pointer, execute_fn) })
+    pub(crate) unsafe fn from_word(word: usize) -> JoinHalf {
+        JoinHalf(word as *const ())
     }
 
     /// Writes the half's latch (`UNSET`, owned by `owner`) and gives the job to whoever
     /// runs it.
     ///
     /// # Safety
-    /// As [`JoinLatch::write`]: the half is live and handed out once, here, by the thread
-    /// that holds its private stack's lock; `owner` outlives every setter.
+    /// The half's job is live, and handed out once, here, by the thread that holds its
+    /// private stack's lock; `owner` outlives every setter (as [`JoinLatch::write`]).
     #[inline]
     pub(crate) unsafe fn hand_out(self, owner: &LatchOwner) -> JobRef {
-        // SAFETY: a `JoinHalf` points to a `StackJob<JoinLatch, _, _>` (`as_join_half`),
-        // which is `repr(C)` with its latch first; the rest is the caller's contract.
-        unsafe { JoinLatch::write(self.0.pointer.cast::<JoinLatch>(), owner) };
-        self.0
+        let header = self.0.cast::<JoinHalfHeader>();
+        // SAFETY: a `JoinHalf` points to a live `StackJob<JoinLatch, _, _>`
+        // (`as_join_half`, and the caller's contract), which is `repr(C)` and starts with
+        // the fields of `JoinHalfHeader`: its execute function, written when the job was
+        // built, and its latch, which nobody reads before this write.
+        unsafe {
+            JoinLatch::write(std::ptr::addr_of!((*header).latch), owner);
+            JobRef {
+                pointer: self.0,
+                execute_fn: (*header).execute,
+            }
+        }
     }
 }
 
@@ -310,11 +313,19 @@ where
     ///
     /// # Safety
     /// As [`as_job_ref`](Self::as_job_ref): the job stays alive and in place until it was
-    /// taken back or its latch was set.
+    /// taken back or its latch was set, and it is executed at most once.
     #[inline(always)]
     pub(crate) unsafe fn as_join_half(&self) -> JoinHalf {
-        // SAFETY: forwarded.
-        JoinHalf(unsafe { self.as_job_ref() })
+        const {
+            assert!(
+                std::mem::offset_of!(Self, execute)
+                    == std::mem::offset_of!(JoinHalfHeader, execute)
+            );
+            assert!(
+                std::mem::offset_of!(Self, latch) == std::mem::offset_of!(JoinHalfHeader, latch)
+            );
+        }
+        JoinHalf((self as *const Self).cast())
     }
 }
 

@@ -46,9 +46,9 @@ pub(crate) enum Popped {
     Taken,
 }
 
+/// A half's one word ([`JoinHalf::word`]).
 struct Slot {
-    pointer: AtomicUsize,
-    execute_fn: AtomicUsize,
+    half: AtomicUsize,
 }
 
 /// `repr(C)`: the fields the `join` fast path touches (`top`, `limit`, `light`, `bottom`)
@@ -84,8 +84,7 @@ impl PendingHalves {
             bottom: AtomicUsize::new(0),
             lock: Mutex::new(()),
             slots: std::array::from_fn(|_| Slot {
-                pointer: AtomicUsize::new(0),
-                execute_fn: AtomicUsize::new(0),
+                half: AtomicUsize::new(0),
             }),
         }
     }
@@ -123,9 +122,7 @@ impl PendingHalves {
     pub(crate) fn push_at(&self, pos: usize, job: JoinHalf) {
         debug_assert_eq!(self.reserve(), Some(pos), "push_at without a reservation");
         let slot = &self.slots[pos % CAPACITY];
-        let (pointer, execute_fn) = job.id();
-        slot.pointer.store(pointer as usize, Ordering::Relaxed);
-        slot.execute_fn.store(execute_fn, Ordering::Relaxed);
+        slot.half.store(job.word(), Ordering::Relaxed);
         self.top.store(pos + 1, Ordering::Release);
     }
 
@@ -250,16 +247,15 @@ impl PendingHalves {
     /// once per half (promotion and rescue both move `bottom` past it).
     fn take(&self, pos: usize) -> JobRef {
         let slot = &self.slots[pos % CAPACITY];
-        let pointer = slot.pointer.load(Ordering::Relaxed) as *const ();
-        let execute_fn = slot.execute_fn.load(Ordering::Relaxed);
-        // SAFETY: the slot holds the two words of the half pushed at `pos`: the owner
-        // wrote them before publishing `top > pos` (Release, seen by our Acquire load or
-        // written by ourselves), and cannot overwrite them while the position is claimed
+        let word = slot.half.load(Ordering::Relaxed);
+        // SAFETY: the slot holds the word of the half pushed at `pos`: the owner
+        // wrote it before publishing `top > pos` (Release, seen by our Acquire load or
+        // written by ourselves), and cannot overwrite it while the position is claimed
         // (`reserve` keeps a slot free). The half is live (its `join` has not popped it:
         // `pos` is below `top`, checked under the barrier pair by a rescuer, or the owner
         // promotes it itself) and handed out once, here, under the lock; `self.owner`
         // lives as long as this stack, which the pool keeps while its workers run.
-        unsafe { JoinHalf::from_raw(pointer, execute_fn).hand_out(&self.owner) }
+        unsafe { JoinHalf::from_word(word).hand_out(&self.owner) }
     }
 }
 
@@ -301,7 +297,7 @@ mod tests {
         let p1 = s.push(job(&y), no_room);
         let mut promoted = None;
         assert!(s.promote_oldest(|j| promoted = Some(j.id())));
-        assert_eq!(promoted, Some(job(&x).id()), "the oldest goes first");
+        assert_eq!(promoted, Some(x.id()), "the oldest goes first");
         // SAFETY: `x` was handed out, which wrote its latch, on this thread.
         let latch = unsafe { x.latch.core_latch() };
         assert!(
@@ -313,7 +309,7 @@ mod tests {
             None,
             "the deque is not empty"
         );
-        assert_eq!(s.rescue(|| true).map(|j| j.id()), Some(job(&y).id()));
+        assert_eq!(s.rescue(|| true).map(|j| j.id()), Some(y.id()));
         let p2 = s.push(job(&z), no_room);
         assert_eq!(s.pop(p2), Popped::Private);
         assert_eq!(s.pop(p1), Popped::Taken);
