@@ -129,17 +129,16 @@ impl PendingHalves {
     /// Owner: `reserve` found no room. Reads `bottom` again (promotions and rescues raise
     /// it), and calls `promote_oldest` (which must move the oldest half out with
     /// [`promote_oldest`](Self::promote_oldest), if any is left) while that is not
-    /// enough. Terminates: each round either promotes a half or finds none left, and then
-    /// `bottom` reached `top`, which leaves room.
+    /// enough; returns the position reserved. Terminates: each round either promotes a
+    /// half or finds none left, and then `bottom` reached `top`, which leaves room.
     #[cold]
-    #[inline(never)]
-    pub(crate) fn make_room(&self, mut promote_oldest: impl FnMut() -> bool) {
+    pub(crate) fn make_room(&self, mut promote_oldest: impl FnMut() -> bool) -> usize {
         let pos = self.top.load(Ordering::Relaxed);
         loop {
             let limit = self.bottom.load(Ordering::Relaxed) + CAPACITY - 1;
             self.limit.store(limit, Ordering::Relaxed);
             if pos < limit {
-                return;
+                return pos;
             }
             // Nothing to promote means that rescuers took every half since we read
             // `bottom` (the owner may be preempted in between): read it again.
@@ -151,13 +150,9 @@ impl PendingHalves {
     /// `join` frame does the three itself, `join::join_on`).
     #[cfg(any(test, loom))]
     pub(crate) fn push(&self, job: JoinHalf, promote_oldest: impl FnMut() -> bool) -> usize {
-        let pos = match self.reserve() {
-            Some(pos) => pos,
-            None => {
-                self.make_room(promote_oldest);
-                self.reserve().expect("make_room made room")
-            }
-        };
+        let pos = self
+            .reserve()
+            .unwrap_or_else(|| self.make_room(promote_oldest));
         self.push_at(pos, job);
         pos
     }
@@ -362,7 +357,7 @@ mod tests {
         assert_eq!(s.reserve(), None, "the stack is full");
         let mut rescued = 0;
         let mut attempts = Vec::new();
-        s.make_room(|| {
+        let pos = s.make_room(|| {
             if rescued == 0 {
                 // The interleaving: every half rescued before this promotion.
                 while s.rescue(|| true).is_some() {
@@ -375,6 +370,7 @@ mod tests {
         });
         assert_eq!(rescued, CAPACITY - 1, "the rescuers emptied the stack");
         assert_eq!(attempts, [false], "one promotion tried, with nothing left");
-        assert_eq!(s.reserve(), Some(CAPACITY - 1), "room after all");
+        assert_eq!(pos, CAPACITY - 1, "the position made room for");
+        assert_eq!(s.reserve(), Some(pos), "room after all");
     }
 }

@@ -217,8 +217,7 @@ impl JoinWorker for ModelWorker<'_> {
     }
 
     fn make_room_pending(&self) -> usize {
-        self.pending().make_room(|| self.promote_oldest());
-        self.pending().reserve().expect("make_room made room")
+        self.pending().make_room(|| self.promote_oldest())
     }
 
     /// `WorkerThread::push_pending` and its poll (`poll_join`).

@@ -23,8 +23,7 @@ impl WorkerThread {
     #[cold]
     #[inline(never)]
     pub(crate) fn make_room_pending(&self) -> usize {
-        self.pending.make_room(|| self.promote_oldest());
-        self.pending.reserve().expect("make_room made room")
+        self.pending.make_room(|| self.promote_oldest())
     }
 
     /// Keeps a `join`'s second half private (lazy join) at `pos`, which
