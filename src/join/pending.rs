@@ -51,8 +51,8 @@ struct Slot {
     half: AtomicUsize,
 }
 
-/// `repr(C)`: the fields the `join` fast path touches (`top`, `limit`, `light`, `bottom`)
-/// share the first cache line, in this order.
+/// `repr(C)`: the fields the `join` fast path touches (`top`, `limit`, `light`, `bottom`,
+/// and `owner` for the poll's sleep state) share the first cache line, in this order.
 #[repr(C)]
 pub(crate) struct PendingHalves {
     /// One past the newest half. Written only by the owner.
@@ -65,12 +65,13 @@ pub(crate) struct PendingHalves {
     light: OwnLight,
     /// The oldest private half. Written only under `lock`.
     bottom: AtomicUsize,
+    /// The owner, as the owner of its halves' latches (written when a half is handed
+    /// out), and of every other latch it waits on ([`owner`](Self::owner)).
+    owner: LatchOwner,
     /// Serialises rescuers against each other and against the owner's promotions and
     /// slow pops. The owner's push and fast pop never take it.
     lock: Mutex<()>,
     slots: [Slot; CAPACITY],
-    /// The owner, as the owner of its halves' latches (written when a half is handed out).
-    owner: LatchOwner,
 }
 
 impl PendingHalves {
@@ -87,6 +88,13 @@ impl PendingHalves {
                 half: AtomicUsize::new(0),
             }),
         }
+    }
+
+    /// The worker that owns this stack, as the owner of the latches it waits on: its
+    /// pool's sleep state and its index (the worker keeps it here rather than twice).
+    #[inline(always)]
+    pub(crate) fn owner(&self) -> &LatchOwner {
+        &self.owner
     }
 
     // Orderings: `top` is stored Release by the owner and loaded Acquire by rescuers, so

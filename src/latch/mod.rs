@@ -141,8 +141,8 @@ impl AsCoreLatch for CoreLatch {
 }
 
 /// A worker as the owner of the latches it waits on: its pool's sleep state and its
-/// index there, which a setter needs to wake it. One per worker, so that a latch holds a
-/// single pointer to it (the `join` fast path builds a latch on every call).
+/// index there, which a setter needs to wake it. One per worker, in its private stack of
+/// `join` halves (`PendingHalves::owner`), so that a latch holds a single pointer to it.
 pub(crate) struct LatchOwner {
     /// The owner's pool's sleep state.
     pub(crate) sleep: Arc<Sleep>,
@@ -233,10 +233,10 @@ impl Latch for JoinLatch {
     }
 }
 
-/// The latch a worker waits on for a job it handed out to *another* pool (`install` on a pool from a worker
-/// of a different one): the setter holds the owner's sleep state alive until the
-/// wake-up was delivered, since the owner may finish and drop its pool as soon as the
-/// latch is set.
+/// The latch a worker waits on for a job it handed out to *another* pool (`install` on a
+/// pool from a worker of a different one): the setter holds the owner's sleep state alive
+/// until the wake-up was delivered, since the owner may finish and drop its pool as soon
+/// as the latch is set.
 pub(crate) struct CrossLatch<'r> {
     core_latch: CoreLatch,
     owner: &'r LatchOwner,

@@ -51,7 +51,7 @@ impl WorkerThread {
     /// or searching.
     #[inline]
     fn poll_join(&self) {
-        if self.can_share && self.owner.sleep.idle_workers_after_private_push() {
+        if self.can_share && self.pending.owner().sleep.idle_workers_after_private_push() {
             self.poll_join_cold();
         }
     }

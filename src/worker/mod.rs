@@ -49,10 +49,9 @@ pub(crate) struct WorkerThread {
     /// This worker's metrics block (shared with the registry, written only here).
     counters: Arc<CachePadded<WorkerCounters>>,
     registry: Arc<Registry>,
-    /// This worker's index and its registry's sleep state, for the latches it waits on.
-    owner: LatchOwner,
     /// Second halves of this worker's `join`s not yet offered to thieves (lazy join,
-    /// `docs/join.md`); the registry holds it too, for rescuers.
+    /// `docs/join.md`); the registry holds it too, for rescuers. It also holds this
+    /// worker's index and sleep state (`PendingHalves::owner`).
     pending: Arc<CachePadded<PendingHalves>>,
     /// Whether another worker exists to take a promoted half (`num_threads > 1`).
     can_share: bool,
@@ -91,10 +90,6 @@ impl WorkerThread {
             fifo: registry.fifo(index),
             broadcasts: queues.broadcasts,
             counters: registry.counters().worker(index),
-            owner: LatchOwner {
-                sleep: Arc::clone(&registry.sleep),
-                index,
-            },
             can_share: registry.num_threads() > 1,
             pending: registry.pending(index),
             timeline: WorkerRecorder::new(registry.recorder(), index),
@@ -167,19 +162,19 @@ impl WorkerThread {
     /// This worker's index in its pool, `0..num_threads`.
     #[inline]
     pub(crate) fn index(&self) -> usize {
-        self.owner.index
+        self.pending.owner().index
     }
 
     /// The sleep state of the pool this worker belongs to.
     #[inline]
     pub(crate) fn sleep(&self) -> &Arc<Sleep> {
-        &self.owner.sleep
+        &self.pending.owner().sleep
     }
 
     /// This worker as the owner of the latches it waits on.
     #[inline(always)]
     pub(crate) fn latch_owner(&self) -> &LatchOwner {
-        &self.owner
+        self.pending.owner()
     }
 
     /// The pool this worker belongs to.
