@@ -10,37 +10,23 @@
 //! Arguments: the pool (`stealpool`, `rayon-core`, `chili` or `sequential`), n, the
 //! number of repetitions. Prints the result and the number of `join`s made.
 
+#[path = "table/peers.rs"]
+mod peers;
+// The sequential fib (the table's other workloads are unused here).
+#[allow(dead_code)]
+#[path = "table/workload.rs"]
+mod workload;
+
+use peers::{fib_chili, fib_rc};
 use std::hint::black_box;
 use std::num::NonZero;
-
-fn fib_seq(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    fib_seq(n - 1) + fib_seq(n - 2)
-}
+use workload::fib_seq;
 
 fn fib_sp(n: u64) -> u64 {
     if n < 2 {
         return n;
     }
     let (a, b) = stealpool::join(|| fib_sp(n - 1), || fib_sp(n - 2));
-    a + b
-}
-
-fn fib_rc(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = rayon_core::join(|| fib_rc(n - 1), || fib_rc(n - 2));
-    a + b
-}
-
-fn fib_chili(s: &mut chili::Scope<'_>, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = s.join(|s| fib_chili(s, n - 1), |s| fib_chili(s, n - 2));
     a + b
 }
 

@@ -3,28 +3,11 @@
 //! sequential baseline beside them.
 
 use crate::harness::{interleaved, time, Plan};
+use crate::peers::{fib_chili, fib_rc};
 use crate::sp_work;
 use crate::workload::{fib_joins, fib_seq, partition, qs_seq, sum_seq, tree_bfs, Node, QS_CUTOFF};
 use crate::{Pools, Row};
 use std::hint::black_box;
-
-// ---- fib(n): one join per call, no cutoff ----
-
-fn fib_rc(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = rayon_core::join(|| fib_rc(n - 1), || fib_rc(n - 2));
-    a + b
-}
-
-fn fib_chili(s: &mut chili::Scope<'_>, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = s.join(|s| fib_chili(s, n - 1), |s| fib_chili(s, n - 2));
-    a + b
-}
 
 // ---- tree-sum: a complete binary tree of boxed nodes, one join per node ----
 

@@ -22,6 +22,7 @@ mod harness;
 mod idle;
 #[path = "par_iter.rs"]
 mod par_iter;
+mod peers;
 mod sp_work;
 mod spawn;
 mod workload;
