@@ -1,0 +1,107 @@
+//! Asymmetric memory barriers: a cheap one for the hot path, an expensive one for the
+//! rare path, that together order like a pair of SeqCst fences.
+//!
+//! The sleep protocol needs a store-load (Dekker) pairing between every push and every
+//! worker about to park (`docs/sleep.md`). Pushes are the `join` fast path and parking is
+//! rare, so the pusher's side is [`light`] and the sleeper's side is [`heavy`]:
+//!
+//! * on Linux (`membarrier.rs`), once the process is registered for `membarrier(2)`
+//!   `MEMBARRIER_CMD_PRIVATE_EXPEDITED`, `light` is a compiler fence only and `heavy`
+//!   makes every running thread of the process execute a full memory barrier (the
+//!   kernel's IPIs) before it returns. Whatever point in the pusher's program that barrier
+//!   lands on, the pusher's store before it is visible to the sleeper afterwards, and the
+//!   pusher's loads after it see the sleeper's earlier stores; before the registration,
+//!   and after a failure, both are `fence(SeqCst)`;
+//! * on Windows (`flush.rs`), `light` is a compiler fence and `heavy` is
+//!   `FlushProcessWriteBuffers`, which gives the same guarantee and needs no registration
+//!   (under wine, whose flush does nothing, the fence pair);
+//! * everywhere else (`fences.rs`: macOS, the BSDs, ...), both are `fence(SeqCst)`. macOS
+//!   has no documented process-wide barrier: the `mprotect` trick some runtimes use is an
+//!   implementation detail of the TLB shootdown (`docs/sleep.md`, "Each platform's
+//!   barrier").
+//!
+//! This is the scheme of folly's `asymmetricLightBarrier`/`asymmetricHeavyBarrier` and of
+//! liburcu's membarrier flavour.
+//!
+//! **Start-up (Linux).** Registering waits for an RCU grace period (8-16 ms here in a process
+//! that already runs threads), so it is off the build path: the first worker that is
+//! about to park calls [`prepare`], which starts a short-lived thread to register while
+//! everyone keeps using the fence pair (a bare pthread, so that a `fork()` landing on
+//! its start or exit cannot leave one of std's locks held in the child). `docs/sleep.md` ("Switching barrier modes") gives
+//! the argument that the switch, and the fall-back below, lose no wake-up.
+//!
+//! **Failure (Linux).** If a sleeper's membarrier fails (ENOMEM, or a seccomp filter installed
+//! after registration), the process falls back to the fence pair for good. Pushers that
+//! read the old mode just before the switch may still use a compiler fence once, so
+//! [`heavy`] then answers [`Park::Recheck`]: the sleeper parks with a timeout and looks
+//! at the queues once more before it parks for good. It never spins.
+//!
+//! Building with `RUSTFLAGS="--cfg stealpool_fences"` forces the fence pair on Linux and
+//! Windows too (for measuring what the asymmetric barrier buys, and for model checkers
+//! that cannot see one).
+
+use std::time::Duration;
+
+/// What [`heavy`] ordered, and so how a worker that passed it and found no work may park.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Park {
+    /// A process-wide barrier (a membarrier, or `FlushProcessWriteBuffers`): exact
+    /// against every other thread's stores, whatever barrier, if any, that thread ran.
+    /// Park until woken. (Only the Linux and Windows variants make one.)
+    #[cfg_attr(
+        not(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom))),
+        allow(dead_code)
+    )]
+    Untimed,
+    /// A fence of our own only: exact against the threads that ran [`light`] (every
+    /// push to a queue, every pop of a private `join` half), but not against the lazy
+    /// `join`'s poll, which runs no fence ([`poll_fence`]): a sleeper that may miss such
+    /// a poll's private push rechecks as for [`Recheck`](Park::Recheck).
+    FenceOnly,
+    /// For at most [`RECHECK_AFTER`], then one more look at the queues, then until
+    /// woken: a pusher may have used a compiler fence against a fence-only sleeper.
+    Recheck,
+}
+
+impl Park {
+    /// Whether the pair is exact against a pusher that ran [`light`].
+    #[inline]
+    pub(crate) fn exact_for_light(self) -> bool {
+        self != Park::Recheck
+    }
+}
+
+/// The lazy `join`'s poll barrier, between the private push and the load of the sleep
+/// counters: a compiler fence, never a fence instruction, in every mode. A sleeper whose
+/// own barrier was a membarrier is exact against it anyway; one that only fenced
+/// ([`Park::FenceOnly`]) while another worker was running, which might be such a pusher,
+/// looks again after [`RECHECK_AFTER`] (`docs/join.md`, "The poll without a fence").
+#[inline(always)]
+pub(crate) fn poll_fence() {
+    // loom models no compiler reordering: std's fence is what it sees either way.
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// How long a [`Park::Recheck`] sleeper waits before its second look. A pusher's
+/// unfenced store and load are reordered only within its CPU's store buffer, which drains
+/// in nanoseconds to microseconds; a millisecond is far beyond that window.
+pub(crate) const RECHECK_AFTER: Duration = Duration::from_millis(1);
+
+#[cfg(all(target_os = "linux", not(stealpool_fences), not(loom)))]
+#[path = "membarrier.rs"]
+mod imp;
+#[cfg(all(windows, not(stealpool_fences), not(loom)))]
+#[path = "flush.rs"]
+mod imp;
+#[cfg(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom)))]
+mod own_light;
+#[cfg(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom)))]
+pub(crate) use self::{
+    imp::{heavy, init, light, mode_name, prepare},
+    own_light::OwnLight,
+};
+
+#[cfg(not(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom))))]
+mod fences;
+#[cfg(not(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom))))]
+pub(crate) use self::fences::{heavy, init, light, mode_name, prepare, OwnLight};
