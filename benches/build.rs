@@ -18,6 +18,7 @@ use std::hint::black_box;
 use std::io::{Read, Write};
 #[cfg(target_os = "linux")]
 use std::os::fd::FromRawFd;
+#[cfg(target_os = "linux")]
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};

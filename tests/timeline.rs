@@ -154,8 +154,10 @@ fn a_pool_without_the_option_does_not_record() {
 /// handler (found by a breaker: the file used to be lost every time). The program is this
 /// test binary itself, running the ignored test below.
 #[test]
-#[cfg(target_os = "linux")]
 fn a_dropped_pool_saves_its_timeline_at_exit() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("stealpool-exit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     common::run_child_test("child_drops_a_recording_pool", &dir.join("run.json"));
@@ -178,8 +180,10 @@ fn child_drops_a_recording_pool() {
 /// as saved and let the process end mid-write (found by a breaker: 18 of 20 runs left
 /// an empty or cut file). Five runs; every file must be a whole trace.
 #[test]
-#[cfg(target_os = "linux")]
 fn an_exit_during_a_save_waits_for_the_whole_file() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     common::watchdog(120, || {
         let dir = std::env::temp_dir().join(format!("stealpool-mid-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -220,8 +224,11 @@ fn child_exits_while_its_pool_saves() {
 /// child saved nothing, since the exit handler checked the pid of the process that had
 /// registered it).
 #[test]
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 fn a_forked_child_saves_its_own_pool_not_its_parents() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     common::watchdog(120, || {
         let dir = std::env::temp_dir().join(format!("stealpool-fork-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -240,6 +247,7 @@ fn a_forked_child_saves_its_own_pool_not_its_parents() {
 /// pool in the child, which calls `exit` with that pool alive (running the exit handlers,
 /// as a returning `main` does).
 #[test]
+#[cfg(unix)]
 #[ignore = "run as a subprocess by a_forked_child_saves_its_own_pool_not_its_parents"]
 fn child_forks_with_a_pool() {
     let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();

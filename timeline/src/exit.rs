@@ -1,8 +1,13 @@
 //! Saving `STEALPOOL_TIMELINE` files when the process exits: the global pool never ends,
 //! and a pool that was dropped ends only once its threads have run its last jobs, which
 //! a returning `main` does not wait for. Every pool that saves registers here; an
-//! `atexit` handler (Linux) saves those not saved yet. A pool that ended first saved
-//! itself (`Registry`'s drop), and saves only once.
+//! `atexit` handler saves those not saved yet. A pool that ended first saved itself
+//! (`Registry`'s drop), and saves only once.
+//!
+//! The handler runs where the C runtime's `exit` runs: on every Unix when `main` returns
+//! or the program calls `std::process::exit`, and on Windows when `main` returns (there
+//! `std::process::exit` calls `ExitProcess`, which skips `atexit` handlers: a pool still
+//! alive then saves nothing). Other targets have no handler: a pool saves when it ends.
 
 use crate::record::Recorder;
 use std::sync::Arc;
@@ -18,12 +23,12 @@ pub(crate) fn save_at_exit(recorder: &Arc<Recorder>) {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .push((std::process::id(), Arc::downgrade(recorder)));
-    #[cfg(target_os = "linux")]
-    linux::register();
+    #[cfg(any(unix, windows))]
+    handler::register();
 }
 
-#[cfg(target_os = "linux")]
-mod linux {
+#[cfg(any(unix, windows))]
+mod handler {
     use super::RECORDERS;
     use std::sync::Once;
 
