@@ -147,6 +147,10 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
+    if !WorkerThread::is_worker_thread() {
+        // Before anything is queued: it may panic (Windows' loader lock).
+        registry.check_outside_wait();
+    }
     // Hold the pool alive until every copy ran: without this, a pool whose handle is
     // gone (a `use_current_thread` building thread broadcasting) could terminate with
     // copies still queued for workers that then exit.

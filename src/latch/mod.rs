@@ -373,6 +373,11 @@ impl LockLatch {
             guard = self.v.wait(guard);
         }
     }
+
+    /// Whether the latch is set, without blocking.
+    pub(crate) fn probe(&self) -> bool {
+        *self.m.lock()
+    }
 }
 
 impl Latch for LockLatch {

@@ -72,6 +72,8 @@ impl Registry {
     {
         thread_local!(static PARK_LATCH: ParkLatch = ParkLatch::new());
 
+        // Before anything is queued: it may panic (Windows' loader lock).
+        self.check_outside_wait();
         let mut op = Some(op);
         let mut run = |latch: &ParkLatch| {
             let op = op

@@ -122,6 +122,7 @@ mod build;
 mod global;
 mod inject;
 mod lifecycle;
+mod loader_lock;
 mod terminate;
 mod thread_builder;
 
