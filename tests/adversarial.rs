@@ -145,6 +145,9 @@ impl Drop for BadDrop {
 /// Aborted the process before the fix ("a panic escaped into the scheduler itself").
 #[test]
 fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child(
         "scope_task_payload_whose_drop_panics_does_not_abort_the_process",
         30,
@@ -189,6 +192,9 @@ fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
 /// Before the fix the scope returned (re-raising) while one of its tasks still ran.
 #[test]
 fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child(
         "scope_waits_for_its_tasks_even_if_a_dropped_payload_panics",
         30,
@@ -272,6 +278,9 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
 /// `StackJob::discard_result`) before it resumes `a`'s panic. rayon-core 1.13 aborts too.
 #[test]
 fn join_both_halves_panic_and_bs_payload_drop_panics_does_not_abort() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child(
         "join_both_halves_panic_and_bs_payload_drop_panics_does_not_abort",
         30,
@@ -305,6 +314,9 @@ fn join_both_halves_panic_and_bs_payload_drop_panics_does_not_abort() {
 /// Hung before the fix (killed after the timeout).
 #[test]
 fn build_global_with_thread_name_calling_a_free_function_does_not_hang() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child(
         "build_global_with_thread_name_calling_a_free_function_does_not_hang",
         5,
@@ -597,6 +609,9 @@ fn scopes_inside_spawned_jobs() {
 /// Scopes nested 1000 deep on a worker (child process: a stack overflow would abort).
 #[test]
 fn nested_scopes_1000_deep() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child("nested_scopes_1000_deep", 30) {
         assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
         return;
@@ -893,6 +908,9 @@ fn pool_dropped_inside_its_own_job_then_spawning_more() {
 /// that other tests' threads do not disturb the count).
 #[test]
 fn pool_churn_leaks_no_threads() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child("pool_churn_leaks_no_threads", 60) {
         assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
         return;
@@ -919,6 +937,9 @@ fn pool_churn_leaks_no_threads() {
 /// workers already started must still exit.
 #[test]
 fn nul_in_thread_name_leaves_no_threads_behind() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child("nul_in_thread_name_leaves_no_threads_behind", 30) {
         assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
         return;
@@ -960,6 +981,9 @@ fn nul_in_thread_name_leaves_no_threads_behind() {
 /// build_global succeeds, nobody hangs, and later build_global calls fail.
 #[test]
 fn build_global_racing_lazy_init() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     if let Some(run) = child("build_global_racing_lazy_init", 30) {
         assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
         return;

@@ -9,6 +9,9 @@ mod common;
 /// variable set.
 #[test]
 fn the_variable_without_the_feature_is_reported_once() {
+    if common::skip_without_child_processes() {
+        return;
+    }
     common::watchdog(60, the_variable_is_reported_once);
 }
 

@@ -340,3 +340,64 @@ pub fn run_child_test(name: &str, timeline: &std::path::Path) -> std::process::O
     );
     out
 }
+
+/// Why this test binary cannot start itself as a child process, if it cannot, found by
+/// trying once per process (`--list`, which runs no test). Tests that run a scenario in a
+/// child (an abort or an exit that would end the test binary, or process-wide state such
+/// as the global pool or the exit handlers) need it. Under qemu-user without binfmt_misc
+/// the kernel cannot run the foreign binary itself (`execve`: "Exec format error").
+pub fn cannot_start_child() -> Option<&'static str> {
+    static ANSWER: OnceLock<Option<String>> = OnceLock::new();
+    ANSWER
+        .get_or_init(|| {
+            let exe = std::env::current_exe().ok()?;
+            match std::process::Command::new(&exe)
+                .arg("--list")
+                .stdin(std::process::Stdio::null())
+                .output()
+            {
+                Ok(out) if out.status.success() => None,
+                Ok(out) => Some(format!(
+                    "the test binary, started again as a child, failed ({})",
+                    out.status
+                )),
+                Err(e) => Some(format!(
+                    "the test binary cannot start itself as a child process ({e}): \
+                     a user-mode emulator that does not run the foreign binary on execve"
+                )),
+            }
+        })
+        .as_deref()
+}
+
+/// Records that the running test is skipped for `reason`: a line `SKIPPED <test>:
+/// <reason>` on stderr and, when `STEALPOOL_SKIP_LOG` names a file, appended there, where
+/// `scripts/cross-check` counts the skips of each target. (libtest has no skipped state:
+/// the test itself shows as passed, so the log is what tells.)
+pub fn skip(reason: &str) {
+    use std::io::Write;
+    let test = thread::current().name().unwrap_or("?").to_owned();
+    let line = format!("SKIPPED {test}: {reason}\n");
+    eprint!("{line}");
+    if let Some(path) = std::env::var_os("STEALPOOL_SKIP_LOG") {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("STEALPOOL_SKIP_LOG: cannot open the skip log");
+        file.write_all(line.as_bytes())
+            .expect("STEALPOOL_SKIP_LOG: cannot write the skip log");
+    }
+}
+
+/// For a test that needs [`cannot_start_child`] to be `None`: records the skip and
+/// returns true when it is not (the caller then returns).
+pub fn skip_without_child_processes() -> bool {
+    match cannot_start_child() {
+        Some(reason) => {
+            skip(reason);
+            true
+        }
+        None => false,
+    }
+}
