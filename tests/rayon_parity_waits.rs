@@ -351,9 +351,12 @@ macro_rules! scenarios {
                 }
                 go_tx.send(()).unwrap();
                 let leaves = recv(&done_rx);
+                // Read before worker 1 is released: from then on two queued jobs may run
+                // at once, and one would find the lock held by the other's `try_lock`
+                // (seen under qemu-user, where this thread is slow to get here).
+                let held = held.load(Ordering::SeqCst);
                 drop(release_tx);
                 expect("leaves", leaves, 200 * 64)?;
-                let held = held.load(Ordering::SeqCst);
                 expect("injected jobs that ran inside the section", held, 0)
             });
         }

@@ -358,8 +358,14 @@ pub fn cannot_start_child() -> Option<&'static str> {
             {
                 Ok(out) if out.status.success() => None,
                 Ok(out) => Some(format!(
-                    "the test binary, started again as a child, failed ({})",
-                    out.status
+                    "the test binary, started again as a child, failed ({}{}): a user-mode \
+                     emulator that does not run the foreign binary on execve",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .next()
+                        .map(|line| format!(", \"{line}\""))
+                        .unwrap_or_default()
                 )),
                 Err(e) => Some(format!(
                     "the test binary cannot start itself as a child process ({e}): \
