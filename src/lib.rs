@@ -167,7 +167,7 @@ impl FnContext {
     }
 }
 
-/// The process's barrier mode (`sync/barrier.rs`), for `tests/membarrier_refused.rs`:
+/// The process's barrier mode (`sync/barrier/`), for `tests/membarrier_refused.rs`:
 /// `"fences"` until the membarrier registration is published, `"expedited"` after,
 /// `"failed"` once a membarrier was refused after that. Not an API.
 #[doc(hidden)]
