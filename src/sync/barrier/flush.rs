@@ -19,7 +19,7 @@
 //! pairs with either kind of sleeper.
 
 use super::Park;
-use std::sync::atomic::{compiler_fence, fence, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicU8, Ordering};
 use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleA, GetProcAddress};
 use windows_sys::Win32::System::Threading::FlushProcessWriteBuffers;
 
@@ -71,16 +71,6 @@ pub(crate) fn mode_name() -> &'static str {
 pub(crate) fn expedited() -> bool {
     // Acquire: pairs with `init`'s Release store.
     MODE.load(Ordering::Acquire) == FLUSH
-}
-
-/// The pusher's side: a compiler fence once the flush is decided, else a full fence.
-#[inline]
-pub(crate) fn light() {
-    if expedited() {
-        compiler_fence(Ordering::SeqCst);
-    } else {
-        fence(Ordering::SeqCst);
-    }
 }
 
 /// The sleeper's side: a full fence of our own, then, in the `FLUSH` mode, a flush of

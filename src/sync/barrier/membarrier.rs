@@ -2,7 +2,7 @@
 //! registration off the build path; the fence pair until then and after a failure.
 
 use super::Park;
-use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU8, Ordering};
 
 // Commands of membarrier(2), from <linux/membarrier.h>.
 const MEMBARRIER_CMD_QUERY: libc::c_int = 0;
@@ -158,17 +158,6 @@ pub(crate) fn mode_name() -> &'static str {
         EXPEDITED => "expedited",
         FAILED => "failed",
         _ => "fences",
-    }
-}
-
-/// The pusher's side: a compiler fence once every sleeper uses the membarrier, else a
-/// full fence.
-#[inline]
-pub(crate) fn light() {
-    if expedited() {
-        compiler_fence(Ordering::SeqCst);
-    } else {
-        fence(Ordering::SeqCst);
     }
 }
 

@@ -94,11 +94,11 @@ mod imp;
 #[path = "flush.rs"]
 mod imp;
 #[cfg(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom)))]
-mod own_light;
+mod light;
 #[cfg(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom)))]
 pub(crate) use self::{
-    imp::{heavy, init, light, mode_name, prepare},
-    own_light::OwnLight,
+    imp::{heavy, init, mode_name, prepare},
+    light::{light, OwnLight},
 };
 
 #[cfg(not(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom))))]

@@ -1,10 +1,23 @@
-//! [`OwnLight`] for the asymmetric variants (Linux's membarrier, Windows' flush): one
-//! thread's light barrier, which remembers that pushers may use the compiler fence alone.
+//! The pushers' side of the asymmetric variants (Linux's membarrier, Windows' flush):
+//! [`light`], and [`OwnLight`], one thread's light barrier, which remembers that pushers
+//! may use the compiler fence alone.
 
 use super::imp::expedited;
 use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
 
-/// [`light`](super::light) for the one thread that owns this value (a worker's `join`
+/// The pusher's side: a compiler fence once the variant says pushers may use it alone
+/// (`expedited()`: the membarrier registration published, or the flush decided), else a
+/// full fence.
+#[inline]
+pub(crate) fn light() {
+    if expedited() {
+        compiler_fence(Ordering::SeqCst);
+    } else {
+        fence(Ordering::SeqCst);
+    }
+}
+
+/// [`light`] for the one thread that owns this value (a worker's `join`
 /// path), which remembers that it saw the asymmetric mode published (`expedited()`): from
 /// then on its barrier is the compiler fence alone, with no load of the mode. One byte the
 /// owner reads, on a line it writes anyway, instead of a load of the shared mode, a
@@ -25,7 +38,7 @@ impl OwnLight {
         }
     }
 
-    /// The pusher's side of the barrier pair, as [`light`](super::light).
+    /// The pusher's side of the barrier pair, as [`light`].
     #[inline(always)]
     pub(crate) fn light(&self) {
         if self.expedited.load(Ordering::Relaxed) {
