@@ -1,6 +1,6 @@
 //! A kernel that refuses `membarrier(2)` after the process registered for it (a seccomp
 //! filter installed later, or ENOMEM) must not make workers spin: the pool falls back to
-//! the fence pair for good and keeps parking (`sync/barrier.rs`, `docs/sleep.md`,
+//! the fence pair for good and keeps parking (`sync/barrier/membarrier.rs`, `docs/sleep.md`,
 //! "Switching barrier modes").
 //!
 //! Its own test binary: the seccomp filter stays on this process for good.
