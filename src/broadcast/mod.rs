@@ -11,7 +11,7 @@
 
 use crate::job::{HeapJob, StackJob};
 use crate::latch::{CountLatch, LatchRef};
-use crate::registry::Registry;
+use crate::registry::{Registry, WaitNeeds};
 use crate::sync::Arc;
 use crate::unwind;
 use crate::worker::WorkerThread;
@@ -147,10 +147,8 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
-    if !WorkerThread::is_worker_thread() {
-        // Before anything is queued: it may panic (Windows' loader lock).
-        registry.check_outside_wait();
-    }
+    // Before anything is queued: it may panic (Windows' loader lock).
+    registry.check_wait(WaitNeeds::EveryWorker);
     // Hold the pool alive until every copy ran: without this, a pool whose handle is
     // gone (a `use_current_thread` building thread broadcasting) could terminate with
     // copies still queued for workers that then exit.

@@ -24,9 +24,8 @@ impl Registry {
     ///
     /// # Errors
     /// A bad thread count from the environment, the current thread already being a worker
-    /// (with `use_current_thread`), a thread that cannot start threads (Windows' loader
-    /// lock, `loader_lock.rs`), or an I/O error from starting a thread; in the last case
-    /// every thread already started is told to exit.
+    /// (with `use_current_thread`), or an I/O error from starting a thread; in the last
+    /// case every thread already started is told to exit.
     pub(crate) fn new<S: ThreadSpawn>(
         mut builder: ThreadPoolBuilder<S>,
         global: bool,
@@ -37,12 +36,6 @@ impl Registry {
             return Err(ThreadPoolBuildError::new(
                 ErrorKind::CurrentThreadAlreadyInPool,
             ));
-        }
-        // Threads to start, on a thread that cannot start any (Windows' loader lock).
-        if n_threads > usize::from(use_current_thread) {
-            if let Some(err) = super::loader_lock::threads_cannot_start() {
-                return Err(ThreadPoolBuildError::new(ErrorKind::IOError(err)));
-            }
         }
         let breadth_first = builder.get_breadth_first();
         let workers: Vec<Worker<JobRef>> = (0..n_threads)
@@ -159,5 +152,10 @@ impl Registry {
     /// Whether every worker has started, without blocking.
     pub(crate) fn all_started(&self) -> bool {
         self.thread_infos.iter().all(|info| info.primed.probe())
+    }
+
+    /// Whether some worker has started, without blocking.
+    pub(crate) fn any_started(&self) -> bool {
+        self.thread_infos.iter().any(|info| info.primed.probe())
     }
 }

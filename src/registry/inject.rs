@@ -2,7 +2,7 @@
 //! running a closure *on* a worker (`in_worker`: `install`, and `join` or `scope` called
 //! from outside, or from another pool).
 
-use super::{global_registry, Registry};
+use super::{global_registry, Registry, WaitNeeds};
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CrossLatch, LatchRef, ParkLatch};
 use crate::worker::WorkerThread;
@@ -73,7 +73,7 @@ impl Registry {
         thread_local!(static PARK_LATCH: ParkLatch = ParkLatch::new());
 
         // Before anything is queued: it may panic (Windows' loader lock).
-        self.check_outside_wait();
+        self.check_wait(WaitNeeds::AnyWorker);
         let mut op = Some(op);
         let mut run = |latch: &ParkLatch| {
             let op = op
@@ -108,6 +108,8 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
+        // Before anything is queued: it may panic (Windows' loader lock).
+        self.check_wait(WaitNeeds::AnyWorker);
         let latch = CrossLatch::new(current_thread.latch_owner());
         let job = StackJob::new(
             |injected| {

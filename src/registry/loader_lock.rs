@@ -1,57 +1,80 @@
 //! Windows' loader lock: a thread that holds it cannot start new threads, because every
-//! new thread takes it (to notify the loaded DLLs) before it runs any code of its own. A
-//! thread holds it while its thread-local destructors run, and in `DllMain`; a pool built
-//! there would have workers that never start, and the first wait on the pool would hang
-//! (std's `LocalKey` documents the same deadlock for `JoinHandle::join`). So building a
-//! pool there fails with an error instead, and waiting there on a pool whose workers have
-//! not all started panics with the reason (`docs/guarantees.md`).
+//! new thread takes it (to notify the loaded DLLs) before it runs any code of its own, and
+//! no thread can finish exiting. A thread holds it while its thread-local destructors run,
+//! and in `DllMain`; at process exit the main thread runs its destructors under it after
+//! every other thread was killed. std's `LocalKey` documents the deadlock this gives
+//! `JoinHandle::join` there.
 //!
-//! Elsewhere a thread never waits like this for another one to start, and the checks
-//! answer "no".
+//! A pool may still be built there, and `spawn` into it works (the workers start once
+//! the lock is released, as on rayon-core). But a wait there for workers that have not
+//! started, or that are gone, would never end: such a wait panics with the reason instead
+//! (`check_wait`), and `shutdown` returns an error (`docs/guarantees.md`).
+//!
+//! Elsewhere the checks answer "no wait is refused".
 
 use super::Registry;
-use std::io;
 
-/// The message of both checks.
-const HELD: &str = "this thread holds the Windows loader lock (it is running a \
-     thread-local destructor or DllMain), so no new thread can start until it returns";
-
-/// The error a pool build returns when the calling thread holds the loader lock, else
-/// `None`.
-pub(super) fn threads_cannot_start() -> Option<io::Error> {
-    if !holds_loader_lock() {
-        return None;
-    }
-    Some(io::Error::new(
-        io::ErrorKind::WouldBlock,
-        format!("cannot start worker threads: {HELD}; build the pool before that"),
-    ))
+/// What a wait needs of a pool's workers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum WaitNeeds {
+    /// Some worker, to run the job waited for (`install`, `join` and `scope` from outside
+    /// the pool, `wait_idle`).
+    AnyWorker,
+    /// Every worker, to run its own copy (`broadcast`).
+    EveryWorker,
 }
 
 impl Registry {
-    /// Before a thread outside the pool waits for its workers (`install`, `broadcast`):
-    /// on Windows, panics if this thread holds the loader lock and some worker has not
-    /// started, which it cannot do before this thread's wait ends.
+    /// Before a wait on this pool: on Windows, panics if this thread holds the loader lock
+    /// and the workers the wait needs have not started (or the process is exiting, so
+    /// they are gone).
     ///
     /// # Panics
     /// In that case only, with the reason.
     #[inline]
-    pub(crate) fn check_outside_wait(&self) {
-        if cfg!(windows) && holds_loader_lock() && !self.all_started() {
-            panic!("stealpool: cannot wait for this pool: some of its workers have not started, and {HELD}");
+    pub(crate) fn check_wait(&self, needs: WaitNeeds) {
+        if cfg!(windows) && holds_loader_lock() {
+            self.check_wait_cold(needs);
         }
+    }
+
+    #[cold]
+    fn check_wait_cold(&self, needs: WaitNeeds) {
+        let started = match needs {
+            WaitNeeds::AnyWorker => self.any_started(),
+            WaitNeeds::EveryWorker => self.all_started(),
+        };
+        if exiting() || !started {
+            panic!(
+                "stealpool: cannot wait for this pool here: {}, and this thread holds the \
+                 Windows loader lock (it is running a thread-local destructor or DllMain), \
+                 so no worker can start until it returns",
+                if exiting() {
+                    "the process is exiting (its workers are gone)"
+                } else {
+                    "its workers have not started"
+                }
+            );
+        }
+    }
+
+    /// Whether `shutdown` may wait for the workers to exit: not while this thread holds
+    /// the loader lock, which every exiting thread needs (Windows).
+    pub(crate) fn can_wait_for_exit(&self) -> bool {
+        !(cfg!(windows) && holds_loader_lock())
     }
 }
 
 /// Whether the calling thread owns the process's loader lock (`PEB::LoaderLock`, a
 /// critical section), asked through ntdll's `RtlGetCurrentPeb` and
-/// `RtlIsCriticalSectionLockedByThread` (looked up once). False when either is missing
-/// (so a build goes on as before).
+/// `RtlIsCriticalSectionLockedByThread` (looked up once). False when ntdll lacks one of
+/// them (no wait is refused then).
 #[cfg(windows)]
 fn holds_loader_lock() -> bool {
-    use std::sync::OnceLock;
-    static NTDLL: OnceLock<Option<(GetPeb, IsLockedByThread)>> = OnceLock::new();
-    let Some((get_peb, is_locked)) = *NTDLL.get_or_init(ntdll_functions) else {
+    let Some(Ntdll {
+        get_peb, is_locked, ..
+    }) = ntdll()
+    else {
         return false;
     };
     // SAFETY: both are ntdll's, of these types (`ntdll_functions`). The PEB lives as long
@@ -86,14 +109,46 @@ const LOADER_LOCK_OFFSET: usize = if cfg!(target_pointer_width = "64") {
     0xA0
 };
 
-/// ntdll's two functions, if it exports them.
+/// `BOOLEAN RtlDllShutdownInProgress(void)`.
 #[cfg(windows)]
-fn ntdll_functions() -> Option<(GetPeb, IsLockedByThread)> {
+type ShutdownInProgress = unsafe extern "system" fn() -> u8;
+
+/// The ntdll functions the checks use.
+#[cfg(windows)]
+#[derive(Clone, Copy)]
+struct Ntdll {
+    get_peb: GetPeb,
+    is_locked: IsLockedByThread,
+    shutdown_in_progress: ShutdownInProgress,
+}
+
+/// ntdll's functions, looked up once; `None` if it lacks one.
+#[cfg(windows)]
+fn ntdll() -> Option<Ntdll> {
+    use std::sync::OnceLock;
+    static NTDLL: OnceLock<Option<Ntdll>> = OnceLock::new();
+    *NTDLL.get_or_init(ntdll_functions)
+}
+
+/// Whether the process is exiting (`ExitProcess` ran: every other thread is gone).
+#[cfg(windows)]
+fn exiting() -> bool {
+    // SAFETY: ntdll's function, of this type (`ntdll_functions`); it takes no argument.
+    ntdll().is_some_and(|ntdll| unsafe { (ntdll.shutdown_in_progress)() } != 0)
+}
+
+#[cfg(not(windows))]
+fn exiting() -> bool {
+    false
+}
+
+#[cfg(windows)]
+fn ntdll_functions() -> Option<Ntdll> {
     use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleA, GetProcAddress};
     // SAFETY: the names are NUL-terminated; ntdll is mapped in every process and never
     // unloaded, and GetModuleHandleA takes no reference on it. The two functions have
-    // these signatures on every Windows since XP and in wine, so the transmuted pointers
-    // are of the right types.
+    // these signatures on every Windows since XP and in wine (`RtlDllShutdownInProgress`:
+    // `BOOLEAN (void)`), so the transmuted pointers are of the right types.
     unsafe {
         let ntdll = GetModuleHandleA(b"ntdll.dll\0".as_ptr());
         if ntdll.is_null() {
@@ -101,10 +156,12 @@ fn ntdll_functions() -> Option<(GetPeb, IsLockedByThread)> {
         }
         let get_peb = GetProcAddress(ntdll, b"RtlGetCurrentPeb\0".as_ptr())?;
         let is_locked = GetProcAddress(ntdll, b"RtlIsCriticalSectionLockedByThread\0".as_ptr())?;
-        Some((
-            std::mem::transmute::<_, GetPeb>(get_peb),
-            std::mem::transmute::<_, IsLockedByThread>(is_locked),
-        ))
+        let shutdown = GetProcAddress(ntdll, b"RtlDllShutdownInProgress\0".as_ptr())?;
+        Some(Ntdll {
+            get_peb: std::mem::transmute::<_, GetPeb>(get_peb),
+            is_locked: std::mem::transmute::<_, IsLockedByThread>(is_locked),
+            shutdown_in_progress: std::mem::transmute::<_, ShutdownInProgress>(shutdown),
+        })
     }
 }
 

@@ -128,6 +128,7 @@ mod thread_builder;
 
 pub(crate) use global::{global_registry, init_global_registry};
 pub(crate) use inject::in_worker;
+pub(crate) use loader_lock::WaitNeeds;
 #[cfg(loom)]
 pub(crate) use terminate::Released;
 pub(crate) use terminate::TerminateCount;

@@ -5,7 +5,7 @@ use super::{Scope, ScopeFifo};
 use crate::broadcast::{take_terminate_references, BroadcastContext};
 use crate::job::{HeapJob, JobRef, ScopeHeapJob};
 use crate::latch::{CountLatch, Latch};
-use crate::registry::{self, Registry};
+use crate::registry::{self, Registry, WaitNeeds};
 use crate::sync::Arc;
 use crate::sync::{AtomicPtr, Ordering};
 use crate::unwind;
@@ -113,6 +113,12 @@ impl<'scope> ScopeBase<'scope> {
 
     /// Runs the body as the scope's first "job", waits for every job, re-raises a panic.
     pub(super) fn complete<R>(&self, owner: Option<&WorkerThread>, func: impl FnOnce() -> R) -> R {
+        if owner.is_none() {
+            // A thread outside the pool will wait for the workers: before the body can
+            // queue a job that borrows this scope, since it may panic (Windows' loader
+            // lock).
+            self.registry.check_wait(WaitNeeds::AnyWorker);
+        }
         // SAFETY: `self` is borrowed for this whole call, so it outlives the decrement.
         let result = unsafe { Self::execute_job_closure(self, func) };
         self.job_completed_latch.wait(owner);

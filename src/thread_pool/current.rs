@@ -136,9 +136,11 @@ pub enum Yield {
 
 /// [`ThreadPool::wait_idle`](crate::ThreadPool::wait_idle) or
 /// [`ThreadPool::shutdown`](crate::ThreadPool::shutdown) was called from a worker of the
-/// same pool, which would wait for itself, or the free [`wait_idle`] from any worker. Returned instead of the deadlock rayon-core's
-/// equivalents (a `WaitGroup` or `build_scoped` waited on from inside) would hit; the
-/// error carries no data.
+/// same pool, which would wait for itself, or the free [`wait_idle`] from any worker; or
+/// `shutdown` on Windows from a thread that holds the loader lock (a thread-local
+/// destructor), under which no thread can finish exiting. Returned instead of the
+/// deadlock rayon-core's equivalents (a `WaitGroup` or `build_scoped` waited on from
+/// inside) would hit; its message says which.
 ///
 /// ```
 /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
@@ -151,20 +153,31 @@ pub enum Yield {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitError {
-    _private: (),
+    /// Why the wait was refused.
+    loader_lock: bool,
 }
 
 impl WaitError {
+    /// A wait from one of the pool's own workers.
     pub(crate) fn new() -> Self {
-        WaitError { _private: () }
+        WaitError { loader_lock: false }
+    }
+
+    /// `shutdown` from a thread that holds Windows' loader lock.
+    pub(crate) fn loader_lock() -> Self {
+        WaitError { loader_lock: true }
     }
 }
 
 impl fmt::Display for WaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(
-            "cannot wait for a thread pool from one of its own workers (it would wait for itself)",
-        )
+        f.write_str(if self.loader_lock {
+            "cannot wait for a thread pool's workers to exit: this thread holds the Windows \
+             loader lock (it is running a thread-local destructor or DllMain), which every \
+             exiting thread needs"
+        } else {
+            "cannot wait for a thread pool from one of its own workers (it would wait for itself)"
+        })
     }
 }
 

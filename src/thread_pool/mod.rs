@@ -4,7 +4,7 @@
 use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
 use crate::join_handle::{spawn_with_handle_in, JoinHandle};
 use crate::metrics::PoolMetrics;
-use crate::registry::Registry;
+use crate::registry::{Registry, WaitNeeds};
 use crate::spawn::{spawn_fifo_in, spawn_in};
 use crate::sync::Arc;
 use crate::worker::WorkerThread;
@@ -226,6 +226,7 @@ impl ThreadPool {
     /// ```
     pub fn wait_idle(&self) -> Result<(), WaitError> {
         self.check_not_own_worker()?;
+        self.registry.check_wait(WaitNeeds::AnyWorker);
         self.registry.wait_idle();
         Ok(())
     }
@@ -248,9 +249,10 @@ impl ThreadPool {
     ///
     /// # Errors
     /// [`WaitError`] if called from a worker thread of this pool (other than the
-    /// `use_current_thread` worker 0): it cannot wait for its own thread to exit. The pool
-    /// is then dropped as by `drop(pool)`: its workers still exit once the work is done,
-    /// but nobody waits for them.
+    /// `use_current_thread` worker 0): it cannot wait for its own thread to exit; and on
+    /// Windows from a thread that holds the loader lock (a thread-local destructor), under
+    /// which no thread can finish exiting. The pool is then dropped as by `drop(pool)`: its
+    /// workers still exit once the work is done, but nobody waits for them.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -280,6 +282,9 @@ impl ThreadPool {
             }
             Ok(())
         })?;
+        if !registry.can_wait_for_exit() {
+            return Err(WaitError::loader_lock());
+        }
         registry.wait_until_stopped();
         Ok(())
     }

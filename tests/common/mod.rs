@@ -344,37 +344,46 @@ pub fn run_child_test(name: &str, timeline: &std::path::Path) -> std::process::O
 /// Why this test binary cannot start itself as a child process, if it cannot, found by
 /// trying once per process (`--list`, which runs no test). Tests that run a scenario in a
 /// child (an abort or an exit that would end the test binary, or process-wide state such
-/// as the global pool or the exit handlers) need it. Under qemu-user without binfmt_misc
-/// the kernel cannot run the foreign binary itself (`execve`: "Exec format error").
+/// as the global pool or the exit handlers) need it. Only the signs of a user-mode
+/// emulator count: the kernel refusing the foreign binary (`ENOEXEC`, "Exec format
+/// error"), or, under qemu-user, whose `execve` fails inside the child, the child exiting
+/// with status 127 without having listed anything. Any other failure (too many open
+/// files, the binary deleted by a rebuild) fails the test instead of skipping it.
 pub fn cannot_start_child() -> Option<&'static str> {
     static ANSWER: OnceLock<Option<String>> = OnceLock::new();
     ANSWER
         .get_or_init(|| {
-            let exe = std::env::current_exe().ok()?;
+            let exe = std::env::current_exe().expect("current_exe");
             match std::process::Command::new(&exe)
                 .arg("--list")
                 .stdin(std::process::Stdio::null())
                 .output()
             {
                 Ok(out) if out.status.success() => None,
-                Ok(out) => Some(format!(
-                    "the test binary, started again as a child, failed ({}{}): a user-mode \
-                     emulator that does not run the foreign binary on execve",
+                Ok(out) if out.status.code() == Some(127) && out.stdout.is_empty() => {
+                    Some(format!(
+                        "the test binary, started again as a child, did not run ({}): a \
+                         user-mode emulator that does not run the foreign binary on execve",
+                        out.status
+                    ))
+                }
+                Err(e) if e.raw_os_error() == Some(ENOEXEC) => Some(format!(
+                    "the test binary cannot start itself as a child process ({e}): a \
+                     user-mode emulator that does not run the foreign binary on execve"
+                )),
+                Ok(out) => panic!(
+                    "the test binary, started again as a child, failed ({}): {}",
                     out.status,
                     String::from_utf8_lossy(&out.stderr)
-                        .lines()
-                        .next()
-                        .map(|line| format!(", \"{line}\""))
-                        .unwrap_or_default()
-                )),
-                Err(e) => Some(format!(
-                    "the test binary cannot start itself as a child process ({e}): \
-                     a user-mode emulator that does not run the foreign binary on execve"
-                )),
+                ),
+                Err(e) => panic!("the test binary cannot start itself as a child process: {e}"),
             }
         })
         .as_deref()
 }
+
+/// `ENOEXEC` ("Exec format error"), the same number on Linux, the BSDs and macOS.
+const ENOEXEC: i32 = 8;
 
 /// Records that the running test is skipped for `reason`: a line `SKIPPED <test>:
 /// <reason>` on stderr and, when `STEALPOOL_SKIP_LOG` names a file, appended there, where
