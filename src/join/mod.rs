@@ -4,8 +4,8 @@
 //! pending halves (`pending`), runs the first (`a`) itself, then takes `b` back: still
 //! private, `b` runs inline (plain stores and loads, no allocation, and on Linux no
 //! fence); promoted to the deque or rescued by an idle worker, the caller pops its deque
-//! as rayon-core does and keeps executing other jobs until `b`'s latch is set. The design, and the
-//! argument that no half is lost or run twice, are in `docs/join.md`.
+//! as rayon-core does and keeps executing other jobs until `b`'s latch is set. The
+//! design, and the argument that no half is lost or run twice, are in `docs/join.md`.
 //!
 //! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface.
 

@@ -33,139 +33,121 @@ impl Registry {
     /// In that case only, with the reason.
     #[inline]
     pub(crate) fn check_wait(&self, needs: WaitNeeds) {
-        if cfg!(windows) && holds_loader_lock() {
+        if cfg!(windows) && os::holds_loader_lock() {
             self.check_wait_cold(needs);
         }
     }
 
     #[cold]
     fn check_wait_cold(&self, needs: WaitNeeds) {
-        let started = match needs {
+        let why = if os::exiting() {
+            "the process is exiting (its workers are gone)"
+        } else if match needs {
             WaitNeeds::AnyWorker => self.any_started(),
             WaitNeeds::EveryWorker => self.all_started(),
+        } {
+            return;
+        } else {
+            "its workers have not started"
         };
-        if exiting() || !started {
-            panic!(
-                "stealpool: cannot wait for this pool here: {}, and this thread holds the \
-                 Windows loader lock (it is running a thread-local destructor or DllMain), \
-                 so no worker can start until it returns",
-                if exiting() {
-                    "the process is exiting (its workers are gone)"
-                } else {
-                    "its workers have not started"
-                }
-            );
-        }
+        panic!(
+            "stealpool: cannot wait for this pool here: {why}, and this thread holds the \
+             Windows loader lock (it is running a thread-local destructor or DllMain), so no \
+             worker can start until it returns"
+        );
     }
 
     /// Whether `shutdown` may wait for the workers to exit: not while this thread holds
     /// the loader lock, which every exiting thread needs (Windows).
     pub(crate) fn can_wait_for_exit(&self) -> bool {
-        !(cfg!(windows) && holds_loader_lock())
+        !(cfg!(windows) && os::holds_loader_lock())
     }
 }
 
-/// Whether the calling thread owns the process's loader lock (`PEB::LoaderLock`, a
-/// critical section), asked through ntdll's `RtlGetCurrentPeb` and
-/// `RtlIsCriticalSectionLockedByThread` (looked up once). False when ntdll lacks one of
-/// them (no wait is refused then).
+/// The questions the checks ask the OS: on Windows, of ntdll (looked up once); elsewhere
+/// the answers are "no".
 #[cfg(windows)]
-fn holds_loader_lock() -> bool {
-    let Some(Ntdll {
-        get_peb, is_locked, ..
-    }) = ntdll()
-    else {
-        return false;
-    };
-    // SAFETY: both are ntdll's, of these types (`ntdll_functions`). The PEB lives as long
-    // as the process, and its `LoaderLock` field is a pointer, read once, to the critical
-    // section, which the second function only reads.
-    unsafe {
-        let peb = get_peb();
-        if peb.is_null() {
-            return false;
-        }
-        let loader_lock = peb.add(LOADER_LOCK_OFFSET).cast::<*const c_void>().read();
-        !loader_lock.is_null() && is_locked(loader_lock) != 0
-    }
-}
-
-#[cfg(windows)]
-use std::ffi::c_void;
-
-/// `PEB *RtlGetCurrentPeb(void)`.
-#[cfg(windows)]
-type GetPeb = unsafe extern "system" fn() -> *const u8;
-/// `BOOL RtlIsCriticalSectionLockedByThread(RTL_CRITICAL_SECTION *)`.
-#[cfg(windows)]
-type IsLockedByThread = unsafe extern "system" fn(*const c_void) -> i32;
-
-/// `PEB::LoaderLock`'s offset: 0xA0 on 32-bit Windows, 0x110 on 64-bit (x86_64 and
-/// aarch64 share the layout).
-#[cfg(windows)]
-const LOADER_LOCK_OFFSET: usize = if cfg!(target_pointer_width = "64") {
-    0x110
-} else {
-    0xA0
-};
-
-/// `BOOLEAN RtlDllShutdownInProgress(void)`.
-#[cfg(windows)]
-type ShutdownInProgress = unsafe extern "system" fn() -> u8;
-
-/// The ntdll functions the checks use.
-#[cfg(windows)]
-#[derive(Clone, Copy)]
-struct Ntdll {
-    get_peb: GetPeb,
-    is_locked: IsLockedByThread,
-    shutdown_in_progress: ShutdownInProgress,
-}
-
-/// ntdll's functions, looked up once; `None` if it lacks one.
-#[cfg(windows)]
-fn ntdll() -> Option<Ntdll> {
+mod os {
+    use crate::sync::ntdll;
+    use std::ffi::c_void;
     use std::sync::OnceLock;
-    static NTDLL: OnceLock<Option<Ntdll>> = OnceLock::new();
-    *NTDLL.get_or_init(ntdll_functions)
-}
 
-/// Whether the process is exiting (`ExitProcess` ran: every other thread is gone).
-#[cfg(windows)]
-fn exiting() -> bool {
-    // SAFETY: ntdll's function, of this type (`ntdll_functions`); it takes no argument.
-    ntdll().is_some_and(|ntdll| unsafe { (ntdll.shutdown_in_progress)() } != 0)
-}
+    /// `PEB *RtlGetCurrentPeb(void)`.
+    type GetPeb = unsafe extern "system" fn() -> *const u8;
+    /// `BOOL RtlIsCriticalSectionLockedByThread(RTL_CRITICAL_SECTION *)`.
+    type IsLockedByThread = unsafe extern "system" fn(*const c_void) -> i32;
+    /// `BOOLEAN RtlDllShutdownInProgress(void)`.
+    type ShutdownInProgress = unsafe extern "system" fn() -> u8;
 
-#[cfg(not(windows))]
-fn exiting() -> bool {
-    false
-}
+    /// `PEB::LoaderLock`'s offset: 0xA0 on 32-bit Windows, 0x110 on 64-bit (x86_64 and
+    /// aarch64 share the layout).
+    const LOADER_LOCK_OFFSET: usize = if cfg!(target_pointer_width = "64") {
+        0x110
+    } else {
+        0xA0
+    };
 
-#[cfg(windows)]
-fn ntdll_functions() -> Option<Ntdll> {
-    use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleA, GetProcAddress};
-    // SAFETY: the names are NUL-terminated; ntdll is mapped in every process and never
-    // unloaded, and GetModuleHandleA takes no reference on it. The two functions have
-    // these signatures on every Windows since XP and in wine (`RtlDllShutdownInProgress`:
-    // `BOOLEAN (void)`), so the transmuted pointers are of the right types.
-    unsafe {
-        let ntdll = GetModuleHandleA(b"ntdll.dll\0".as_ptr());
-        if ntdll.is_null() {
-            return None;
-        }
-        let get_peb = GetProcAddress(ntdll, b"RtlGetCurrentPeb\0".as_ptr())?;
-        let is_locked = GetProcAddress(ntdll, b"RtlIsCriticalSectionLockedByThread\0".as_ptr())?;
-        let shutdown = GetProcAddress(ntdll, b"RtlDllShutdownInProgress\0".as_ptr())?;
-        Some(Ntdll {
-            get_peb: std::mem::transmute::<_, GetPeb>(get_peb),
-            is_locked: std::mem::transmute::<_, IsLockedByThread>(is_locked),
-            shutdown_in_progress: std::mem::transmute::<_, ShutdownInProgress>(shutdown),
+    /// The ntdll functions the checks use.
+    #[derive(Clone, Copy)]
+    struct Ntdll {
+        get_peb: GetPeb,
+        is_locked: IsLockedByThread,
+        shutdown_in_progress: ShutdownInProgress,
+    }
+
+    /// ntdll's functions, looked up once; `None` if it lacks one (no wait is refused
+    /// then).
+    fn functions() -> Option<Ntdll> {
+        static NTDLL: OnceLock<Option<Ntdll>> = OnceLock::new();
+        *NTDLL.get_or_init(|| {
+            let get_peb = ntdll::export(c"RtlGetCurrentPeb")?;
+            let is_locked = ntdll::export(c"RtlIsCriticalSectionLockedByThread")?;
+            let shutdown = ntdll::export(c"RtlDllShutdownInProgress")?;
+            // SAFETY: these are the functions' signatures on every Windows since XP and
+            // in wine (the types above), so the transmuted pointers have the right types.
+            unsafe {
+                Some(Ntdll {
+                    get_peb: std::mem::transmute::<_, GetPeb>(get_peb),
+                    is_locked: std::mem::transmute::<_, IsLockedByThread>(is_locked),
+                    shutdown_in_progress: std::mem::transmute::<_, ShutdownInProgress>(shutdown),
+                })
+            }
         })
     }
+
+    /// Whether the calling thread owns the process's loader lock (`PEB::LoaderLock`, a
+    /// critical section).
+    pub(super) fn holds_loader_lock() -> bool {
+        let Some(ntdll) = functions() else {
+            return false;
+        };
+        // SAFETY: ntdll's functions, of their types (`functions`). The PEB lives as long
+        // as the process, and its `LoaderLock` field is a pointer, read once, to the
+        // critical section, which the second function only reads.
+        unsafe {
+            let peb = (ntdll.get_peb)();
+            if peb.is_null() {
+                return false;
+            }
+            let loader_lock = peb.add(LOADER_LOCK_OFFSET).cast::<*const c_void>().read();
+            !loader_lock.is_null() && (ntdll.is_locked)(loader_lock) != 0
+        }
+    }
+
+    /// Whether the process is exiting (`ExitProcess` ran: every other thread is gone).
+    pub(super) fn exiting() -> bool {
+        // SAFETY: ntdll's function, of its type (`functions`); it takes no argument.
+        functions().is_some_and(|ntdll| unsafe { (ntdll.shutdown_in_progress)() } != 0)
+    }
 }
 
 #[cfg(not(windows))]
-fn holds_loader_lock() -> bool {
-    false
+mod os {
+    pub(super) fn holds_loader_lock() -> bool {
+        false
+    }
+
+    pub(super) fn exiting() -> bool {
+        false
+    }
 }

@@ -23,6 +23,8 @@
 pub(crate) mod barrier;
 pub(crate) mod deque;
 mod lock;
+#[cfg(windows)]
+pub(crate) mod ntdll;
 
 pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 pub(crate) use std::sync::Arc;

@@ -20,7 +20,6 @@
 
 use super::Park;
 use std::sync::atomic::{fence, AtomicU8, Ordering};
-use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleA, GetProcAddress};
 use windows_sys::Win32::System::Threading::FlushProcessWriteBuffers;
 
 /// No pool built yet: the fence pair.
@@ -44,13 +43,7 @@ pub(crate) fn init() {
 
 /// Whether this process runs under wine: its ntdll exports `wine_get_version`.
 fn under_wine() -> bool {
-    // SAFETY: both names are NUL-terminated byte strings; GetModuleHandleA does not
-    // take a reference on the module (ntdll is never unloaded), and the address
-    // GetProcAddress returns is only compared with null, never called.
-    unsafe {
-        let ntdll = GetModuleHandleA(b"ntdll.dll\0".as_ptr());
-        !ntdll.is_null() && GetProcAddress(ntdll, b"wine_get_version\0".as_ptr()).is_some()
-    }
+    crate::sync::ntdll::export(c"wine_get_version").is_some()
 }
 
 /// Nothing to start: the flush needs no registration.
