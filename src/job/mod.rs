@@ -10,8 +10,8 @@ mod arena;
 mod scope_job;
 
 pub(crate) use arena::{Chunk, DeferredReleases, JobArena};
-use scope_job::execute_scope_job;
 pub(crate) use scope_job::ScopeHeapJob;
+use scope_job::SCOPE_JOB_TAG;
 
 use crate::latch::{JoinLatch, LatchOwner};
 use crate::sync::UnsafeCell;
@@ -30,6 +30,12 @@ pub(crate) trait Job {
 }
 
 /// A type-erased reference to a job: data pointer plus the function that runs it.
+///
+/// The data pointer's lowest bit is the job's type tag: [`SCOPE_JOB_TAG`] for a
+/// [`ScopeHeapJob`], clear for every other job type (whose alignment [`JobRef::new`]
+/// checks at compile time), so that a worker can tell a scope job from any other job
+/// without running it, and without comparing function addresses (which identical-code
+/// folding may merge).
 ///
 /// Moved through crossbeam deques between threads; whoever takes it out must call
 /// [`JobRef::execute`] exactly once. Not `Clone` or `Copy`: executing consumes it, so
@@ -56,6 +62,8 @@ impl JobRef {
     /// `data` must stay valid until the returned `JobRef` is executed, and it must be
     /// executed exactly once.
     pub(crate) unsafe fn new<T: Job>(data: *const T) -> JobRef {
+        // The type tag's bit must be clear in every other job's address.
+        const { assert!(mem::align_of::<T>() > SCOPE_JOB_TAG) };
         JobRef {
             pointer: data.cast(),
             execute_fn: <T as Job>::execute,
@@ -69,13 +77,10 @@ impl JobRef {
         (self.pointer, self.execute_fn as usize)
     }
 
-    /// Whether this is a [`ScopeHeapJob`]: a job spawned into a scope.
+    /// Whether this is a [`ScopeHeapJob`]: a job spawned into a scope (its type tag).
     #[inline]
     pub(crate) fn is_scope_job(&self) -> bool {
-        // A comparison of function addresses: `execute_scope_job` is one non-generic
-        // function of this crate, and no other job type uses it.
-        let scope_job: unsafe fn(*const ()) = execute_scope_job;
-        self.execute_fn as *const () == scope_job as *const ()
+        self.pointer as usize & SCOPE_JOB_TAG != 0
     }
 
     /// Runs the job.
@@ -355,7 +360,9 @@ where
 /// A boxed job for fire-and-forget work (`spawn`, `Scope::spawn`).
 ///
 /// The closure does its own bookkeeping (panic routing, counters, latches); the box is
-/// freed when it runs.
+/// freed when it runs. Aligned to at least 2 (a closure may be aligned to 1) so that the
+/// type tag's bit of its `JobRef` stays clear.
+#[repr(align(2))]
 pub(crate) struct HeapJob<F> {
     func: F,
 }

@@ -6,11 +6,15 @@ use crate::worker::WorkerThread;
 use std::alloc::Layout;
 use std::ptr;
 
-/// A job spawned into a scope. Its `JobRef` has one execute function for every closure
-/// type, [`execute_scope_job`], so that a worker can tell a scope job from any other job
-/// before running it ([`JobRef::is_scope_job`]; the worker defers scope jobs'
-/// count-downs, `worker::count_down`). It lives in the spawning worker's [`JobArena`]
-/// when it fits, else in a box.
+/// The type tag of a scope job: set in the data pointer of its `JobRef` (a
+/// `ScopeHeapJob` is aligned to its function pointer, so the bit is otherwise clear).
+pub(super) const SCOPE_JOB_TAG: usize = 1;
+
+/// A job spawned into a scope. Its `JobRef` carries the type tag [`SCOPE_JOB_TAG`], so
+/// that a worker can tell a scope job from any other job before running it
+/// ([`JobRef::is_scope_job`]; the worker defers scope jobs' count-downs,
+/// `worker::count_down`). It lives in the spawning worker's [`JobArena`] when it fits,
+/// else in a box.
 #[repr(C)]
 pub(crate) struct ScopeHeapJob<F> {
     /// First field (`repr(C)`): `execute_scope_job` reads it through the erased pointer.
@@ -51,8 +55,12 @@ where
             }))
             .cast_const(),
         };
+        const { assert!(std::mem::align_of::<Self>() > SCOPE_JOB_TAG) };
         JobRef {
-            pointer: pointer.cast(),
+            // The tag's bit is clear in the job's address (the assertion above); set it.
+            // `wrapping_add` keeps the pointer's provenance, and `execute_scope_job`
+            // subtracts the tag before any access.
+            pointer: pointer.cast::<u8>().wrapping_add(SCOPE_JOB_TAG).cast(),
             execute_fn: execute_scope_job,
         }
     }
@@ -83,11 +91,72 @@ where
 /// The execute function of every [`ScopeHeapJob`]: calls the job's own `run`.
 ///
 /// # Safety
-/// `this` points to a live `ScopeHeapJob` (contract of [`Job::execute`](super::Job)).
-pub(super) unsafe fn execute_scope_job(this: *const ()) {
+/// `this` is the tagged pointer of a live `ScopeHeapJob`'s `JobRef` (contract of
+/// [`Job::execute`](super::Job)).
+unsafe fn execute_scope_job(this: *const ()) {
+    let this = this.cast::<u8>().wrapping_sub(SCOPE_JOB_TAG).cast::<()>();
     // SAFETY: `ScopeHeapJob` is `repr(C)` with `run` first, so the pointer to the job is
     // a pointer to its `run` field, which is initialised and read-only.
     let run = unsafe { *this.cast::<unsafe fn(*const ())>() };
     // SAFETY: forwarded from this function's contract.
     unsafe { run(this) }
+}
+
+#[cfg(all(test, not(loom)))]
+mod test {
+    use super::super::{HeapJob, JobRef, StackJob};
+    use super::{JobArena, ScopeHeapJob};
+    use crate::latch::LockLatch;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Runs `job` and says whether it was recognised as a scope job.
+    fn tag_then_run(job: JobRef) -> bool {
+        let is_scope_job = job.is_scope_job();
+        // SAFETY: each job below is alive and taken out here exactly once.
+        unsafe { job.execute() };
+        is_scope_job
+    }
+
+    #[test]
+    fn only_scope_jobs_carry_the_tag_and_each_runs_with_it_removed() {
+        let ran = AtomicUsize::new(0);
+        // Zero-sized closures, aligned to 1: the jobs' own alignment keeps the bit clear.
+        let zst = HeapJob::new(|| ());
+        // SAFETY: a `'static` closure, run once by `tag_then_run`.
+        assert!(!tag_then_run(unsafe { zst.into_job_ref() }));
+        let stack = StackJob::new(
+            |_migrated: bool| {
+                ran.fetch_add(1, Ordering::Relaxed);
+            },
+            LockLatch::new(),
+        );
+        // SAFETY: `stack` outlives its execution below, which happens once.
+        assert!(!tag_then_run(unsafe { stack.as_job_ref() }));
+        // SAFETY: the closure borrows `ran`, which outlives the job run at once.
+        let boxed = unsafe {
+            ScopeHeapJob::new_job_ref(
+                || {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                },
+                None,
+            )
+        };
+        assert!(tag_then_run(boxed));
+        let arena = JobArena::new();
+        // SAFETY: as above.
+        let in_arena = unsafe {
+            ScopeHeapJob::new_job_ref(
+                || {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                },
+                Some(&arena),
+            )
+        };
+        assert!(tag_then_run(in_arena));
+        assert_eq!(
+            ran.load(Ordering::Relaxed),
+            3,
+            "every job ran once, through its untagged pointer"
+        );
+    }
 }
