@@ -7,11 +7,8 @@
 //! rayon-core's `job.rs`.
 
 mod arena;
-mod scope_job;
 
 pub(crate) use arena::{Chunk, DeferredReleases, JobArena};
-pub(crate) use scope_job::ScopeHeapJob;
-use scope_job::SCOPE_JOB_TAG;
 
 use crate::latch::{JoinLatch, LatchOwner};
 use crate::sync::UnsafeCell;
@@ -31,11 +28,11 @@ pub(crate) trait Job {
 
 /// A type-erased reference to a job: data pointer plus the function that runs it.
 ///
-/// The data pointer's lowest bit is the job's type tag: [`SCOPE_JOB_TAG`] for a
-/// [`ScopeHeapJob`], clear for every other job type (whose alignment [`JobRef::new`]
-/// checks at compile time), so that a worker can tell a scope job from any other job
-/// without running it, and without comparing function addresses (which identical-code
-/// folding may merge).
+/// The data pointer's lowest bit is the job's type tag: [`SCOPE_JOB_TAG`] for a job
+/// spawned into a scope ([`JobRef::new_scope_job`]), clear for every other job; the
+/// alignment of every job type (checked at compile time) keeps the bit free. So a worker
+/// can tell a scope job from any other job without running it, and without comparing
+/// function addresses (which identical-code folding may merge).
 ///
 /// Moved through crossbeam deques between threads; whoever takes it out must call
 /// [`JobRef::execute`] exactly once. Not `Clone` or `Copy`: executing consumes it, so
@@ -70,6 +67,21 @@ impl JobRef {
         }
     }
 
+    /// Erases the type of `data`, a job spawned into a scope: the reference carries the
+    /// scope-job tag ([`JobRef::is_scope_job`]).
+    ///
+    /// # Safety
+    /// As for [`JobRef::new`].
+    pub(crate) unsafe fn new_scope_job<T: Job>(data: *const T) -> JobRef {
+        const { assert!(mem::align_of::<T>() > SCOPE_JOB_TAG) };
+        JobRef {
+            // `wrapping_add` keeps the pointer's provenance; `execute_untagged` takes the
+            // tag off before the job is touched.
+            pointer: data.cast::<u8>().wrapping_add(SCOPE_JOB_TAG).cast(),
+            execute_fn: execute_untagged::<T>,
+        }
+    }
+
     /// The reference's two words (data pointer, execute function as `usize`): the
     /// identity by which `join` recognises its own second half when popping it back.
     #[inline]
@@ -77,7 +89,7 @@ impl JobRef {
         (self.pointer, self.execute_fn as usize)
     }
 
-    /// Whether this is a [`ScopeHeapJob`]: a job spawned into a scope (its type tag).
+    /// Whether this is a job spawned into a scope (its type tag).
     #[inline]
     pub(crate) fn is_scope_job(&self) -> bool {
         self.pointer as usize & SCOPE_JOB_TAG != 0
@@ -93,6 +105,19 @@ impl JobRef {
         // SAFETY: forwarded from this function's contract.
         unsafe { (self.execute_fn)(self.pointer) }
     }
+}
+
+/// The type tag of a job spawned into a scope, set in its `JobRef`'s data pointer.
+const SCOPE_JOB_TAG: usize = 1;
+
+/// The execute function of a tagged `JobRef`: takes the tag off, then runs the job.
+///
+/// # Safety
+/// `this` is the tagged pointer of a live job of type `T` (contract of [`Job::execute`]).
+unsafe fn execute_untagged<T: Job>(this: *const ()) {
+    let this = this.cast::<u8>().wrapping_sub(SCOPE_JOB_TAG).cast::<()>();
+    // SAFETY: forwarded: `this` is now the job's own address.
+    unsafe { T::execute(this) }
 }
 
 /// The outcome of a job that somebody waits for.

@@ -2,12 +2,20 @@
 //! for the body) reaches zero. Workers that run a scope's jobs may subtract several
 //! counts at once (`worker::count_down`).
 
-use super::{CoreLatch, Latch, ParkLatch};
+use super::{CoreLatch, Latch, LatchOwner, ParkLatch};
 use crate::sleep::Sleep;
 use crate::sync::protocol::AtomicUsize;
 use crate::sync::Arc;
 use crate::sync::Ordering;
-use crate::worker::WorkerThread;
+
+/// A thread that waits for a latch by running other jobs while it is unset: a worker
+/// (the pool layer implements it for `WorkerThread`).
+pub(crate) trait StealingWaiter {
+    /// Who a setter of the latches this thread waits on wakes.
+    fn latch_owner(&self) -> &LatchOwner;
+    /// Runs other jobs until `latch` is set, parking when there are none.
+    fn wait_until_set(&self, latch: &CoreLatch);
+}
 
 /// Counts outstanding jobs; set when the count reaches zero (scopes).
 ///
@@ -33,18 +41,18 @@ enum CountLatchKind {
 
 impl CountLatch {
     /// A latch with count 1, waited on by `owner` (a worker) or by an outside thread.
-    pub(crate) fn new(owner: Option<&WorkerThread>) -> Self {
+    pub(crate) fn new(owner: Option<&impl StealingWaiter>) -> Self {
         Self::with_count(1, owner)
     }
 
     /// A latch with count `count`, waited on by `owner` (a worker of any pool: it keeps
     /// running its own pool's jobs while it waits) or by an outside thread.
-    pub(crate) fn with_count(count: usize, owner: Option<&WorkerThread>) -> Self {
+    pub(crate) fn with_count(count: usize, owner: Option<&impl StealingWaiter>) -> Self {
         let kind = match owner {
             Some(owner) => CountLatchKind::Stealing {
                 latch: CoreLatch::new(),
-                sleep: Arc::clone(owner.sleep()),
-                worker_index: owner.index(),
+                sleep: Arc::clone(&owner.latch_owner().sleep),
+                worker_index: owner.latch_owner().index,
             },
             None => CountLatchKind::Blocking {
                 latch: ParkLatch::new(),
@@ -68,7 +76,7 @@ impl CountLatch {
 
     /// Waits until the count reaches zero: by stealing if the owner is a worker, by
     /// blocking otherwise.
-    pub(crate) fn wait(&self, owner: Option<&WorkerThread>) {
+    pub(crate) fn wait(&self, owner: Option<&impl StealingWaiter>) {
         match &self.kind {
             CountLatchKind::Stealing {
                 latch,
@@ -76,9 +84,9 @@ impl CountLatch {
                 worker_index,
             } => {
                 let owner = owner.expect("stealpool: stealing count latch waited on off-pool");
-                debug_assert!(Arc::ptr_eq(owner.sleep(), sleep));
-                debug_assert_eq!(owner.index(), *worker_index);
-                owner.wait_until(latch);
+                debug_assert!(Arc::ptr_eq(&owner.latch_owner().sleep, sleep));
+                debug_assert_eq!(owner.latch_owner().index, *worker_index);
+                owner.wait_until_set(latch);
             }
             CountLatchKind::Blocking { latch } => latch.wait(),
         }

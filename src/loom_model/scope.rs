@@ -3,6 +3,7 @@
 //! pool (a `ParkLatch`), as for `in_place_scope` called from a non-worker thread.
 
 use crate::latch::CountLatch;
+use crate::worker::WorkerThread;
 
 /// A scope's count of outstanding jobs, plus one for its body.
 pub struct ModelCountLatch(CountLatch);
@@ -16,7 +17,7 @@ impl std::fmt::Debug for ModelCountLatch {
 impl ModelCountLatch {
     /// A latch with `count` outstanding jobs, owned by the calling thread.
     pub fn new(count: usize) -> Self {
-        ModelCountLatch(CountLatch::with_count(count, None))
+        ModelCountLatch(CountLatch::with_count(count, None::<&WorkerThread>))
     }
     /// A job spawns one more job (`Scope::spawn` from inside the scope).
     pub fn increment(&self) {
@@ -32,6 +33,6 @@ impl ModelCountLatch {
     }
     /// The owner waits until the count is zero.
     pub fn wait(&self) {
-        self.0.wait(None)
+        self.0.wait(None::<&WorkerThread>)
     }
 }

@@ -1,9 +1,10 @@
 //! The part every scope kind shares: its pool, its count latch, its first panic; how a
 //! spawned job is made and run, and how the scope completes.
 
+use super::job::ScopeHeapJob;
 use super::{Scope, ScopeFifo};
 use crate::broadcast::{take_terminate_references, BroadcastContext};
-use crate::job::{HeapJob, JobRef, ScopeHeapJob};
+use crate::job::{HeapJob, JobRef};
 use crate::latch::{CountLatch, Latch};
 use crate::registry::{self, Registry, WaitNeeds};
 use crate::sync::Arc;

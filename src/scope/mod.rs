@@ -346,6 +346,7 @@ impl fmt::Debug for ScopeFifo<'_> {
 }
 
 mod base;
+mod job;
 #[cfg(test)]
 mod test;
 

@@ -21,11 +21,11 @@
 //!
 //! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop.
 
+mod core_latch;
 mod counters;
 mod wake;
 
 use self::counters::{AtomicCounters, JobsEventCounter};
-use crate::latch::CoreLatch;
 use crate::metrics::WorkerCounters;
 use crate::sync::barrier::{self, Park};
 use crate::sync::protocol::{yield_now, AtomicUsize, Condvar, Mutex, MutexGuard};
@@ -33,6 +33,7 @@ use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
 
+pub(crate) use self::core_latch::CoreLatch;
 pub(crate) use self::counters::THREADS_MAX;
 
 /// Unsuccessful search rounds (each followed by `thread::yield_now`) before a worker

@@ -3,8 +3,7 @@
 //! "Latches"). The falling-asleep half is in `mod.rs`.
 
 use super::counters::JobsEventCounter;
-use super::Sleep;
-use crate::latch::CoreLatch;
+use super::{CoreLatch, Sleep};
 use crate::sync::barrier;
 
 impl Sleep {

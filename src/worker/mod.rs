@@ -8,7 +8,7 @@
 
 use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
 use crate::join::pending::PendingHalves;
-use crate::latch::{AsCoreLatch, CoreLatch, LatchOwner};
+use crate::latch::{AsCoreLatch, CoreLatch, LatchOwner, StealingWaiter};
 use crate::metrics::WorkerCounters;
 use crate::registry::{Registry, WorkerQueues};
 use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
@@ -435,6 +435,17 @@ enum Frame {
     Top,
     /// Inside a job or other user code (`join`, scope, `install`, `block_on`, ...).
     User,
+}
+
+/// A worker waits for a scope's or a broadcast's count by running other jobs.
+impl StealingWaiter for WorkerThread {
+    #[inline]
+    fn latch_owner(&self) -> &LatchOwner {
+        self.pending.owner()
+    }
+    fn wait_until_set(&self, latch: &CoreLatch) {
+        self.wait_until(latch)
+    }
 }
 
 /// A parking worker tells its metrics and its timeline.

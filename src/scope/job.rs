@@ -1,24 +1,16 @@
-//! The job of `Scope::spawn`: boxed or in the spawning worker's arena, and recognisable.
+//! The job of `Scope::spawn`: in the spawning worker's arena when it fits, else boxed,
+//! and tagged as a scope job ([`JobRef::new_scope_job`]).
 
-use super::arena::{Chunk, JobArena};
-use super::JobRef;
+use crate::job::{Chunk, Job, JobArena, JobRef};
 use crate::worker::WorkerThread;
 use std::alloc::Layout;
 use std::ptr;
 
-/// The type tag of a scope job: set in the data pointer of its `JobRef` (a
-/// `ScopeHeapJob` is aligned to its function pointer, so the bit is otherwise clear).
-pub(super) const SCOPE_JOB_TAG: usize = 1;
-
-/// A job spawned into a scope. Its `JobRef` carries the type tag [`SCOPE_JOB_TAG`], so
-/// that a worker can tell a scope job from any other job before running it
-/// ([`JobRef::is_scope_job`]; the worker defers scope jobs' count-downs,
-/// `worker::count_down`). It lives in the spawning worker's [`JobArena`] when it fits,
-/// else in a box.
-#[repr(C)]
+/// A job spawned into a scope. Its `JobRef` carries the scope-job tag, so that a worker
+/// can tell a scope job from any other job before running it ([`JobRef::is_scope_job`];
+/// the worker defers scope jobs' count-downs, `worker::count_down`). It lives in the
+/// spawning worker's [`JobArena`] when it fits, else in a box.
 pub(crate) struct ScopeHeapJob<F> {
-    /// First field (`repr(C)`): `execute_scope_job` reads it through the erased pointer.
-    run: unsafe fn(*const ()),
     /// The arena chunk holding the job (one reference of it), or null for a box.
     chunk: *const Chunk,
     func: F,
@@ -35,39 +27,32 @@ where
     /// waiting for every spawned job), and the job must be executed exactly once.
     pub(crate) unsafe fn new_job_ref(func: F, arena: Option<&JobArena>) -> JobRef {
         let place = arena.and_then(|arena| arena.allocate(Layout::new::<Self>()));
-        let pointer = match place {
+        let job: *const Self = match place {
             Some((place, chunk)) => {
                 let job = place.cast::<Self>().as_ptr();
                 // SAFETY: the arena handed out this place for a value of `Self`'s layout.
-                unsafe {
-                    job.write(ScopeHeapJob {
-                        run: Self::run,
-                        chunk,
-                        func,
-                    })
-                };
+                unsafe { job.write(ScopeHeapJob { chunk, func }) };
                 job.cast_const()
             }
             None => Box::into_raw(Box::new(ScopeHeapJob {
-                run: Self::run,
                 chunk: ptr::null(),
                 func,
             }))
             .cast_const(),
         };
-        const { assert!(std::mem::align_of::<Self>() > SCOPE_JOB_TAG) };
-        JobRef {
-            // The tag's bit is clear in the job's address (the assertion above); set it.
-            // `wrapping_add` keeps the pointer's provenance, and `execute_scope_job`
-            // subtracts the tag before any access.
-            pointer: pointer.cast::<u8>().wrapping_add(SCOPE_JOB_TAG).cast(),
-            execute_fn: execute_scope_job,
-        }
+        // SAFETY: the job lives until it runs (in its arena chunk, which holds a reference
+        // for it, or in its box); once-only execution and the borrows are the caller's.
+        unsafe { JobRef::new_scope_job(job) }
     }
+}
 
+impl<F> Job for ScopeHeapJob<F>
+where
+    F: FnOnce() + Send,
+{
     /// # Safety
     /// `this` came from `new_job_ref` and runs once.
-    unsafe fn run(this: *const ()) {
+    unsafe fn execute(this: *const ()) {
         let this = this.cast::<Self>().cast_mut();
         // SAFETY: a live job, executed once (contract): its fields are read once, and the
         // place is given back (box freed, chunk reference released) after the read.
@@ -88,24 +73,10 @@ where
     }
 }
 
-/// The execute function of every [`ScopeHeapJob`]: calls the job's own `run`.
-///
-/// # Safety
-/// `this` is the tagged pointer of a live `ScopeHeapJob`'s `JobRef` (contract of
-/// [`Job::execute`](super::Job)).
-unsafe fn execute_scope_job(this: *const ()) {
-    let this = this.cast::<u8>().wrapping_sub(SCOPE_JOB_TAG).cast::<()>();
-    // SAFETY: `ScopeHeapJob` is `repr(C)` with `run` first, so the pointer to the job is
-    // a pointer to its `run` field, which is initialised and read-only.
-    let run = unsafe { *this.cast::<unsafe fn(*const ())>() };
-    // SAFETY: forwarded from this function's contract.
-    unsafe { run(this) }
-}
-
 #[cfg(all(test, not(loom)))]
 mod test {
-    use super::super::{HeapJob, JobRef, StackJob};
-    use super::{JobArena, ScopeHeapJob};
+    use super::ScopeHeapJob;
+    use crate::job::{HeapJob, JobArena, JobRef, StackJob};
     use crate::latch::LockLatch;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
