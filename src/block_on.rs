@@ -15,10 +15,10 @@
 //! rayon job that blocks on a future blocks its worker.
 
 use crate::latch::CoreLatch;
+use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
 use crate::sync::protocol::{thread, AtomicBool};
 use crate::sync::{Arc, Ordering};
-use crate::worker::WorkerThread;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Wake, Waker};

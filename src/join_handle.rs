@@ -9,13 +9,13 @@
 //! job wakes the task's waker. The name follows `futures::task::SpawnExt::spawn_with_handle`.
 
 use crate::latch::CoreLatch;
-use crate::registry::{report_panic, PanicHandler, Registry};
+use crate::pool::registry::{report_panic, PanicHandler, Registry};
+use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
 use crate::spawn::{spawn_job_in, Order};
 use crate::sync::protocol::{AtomicBool, Condvar, Mutex};
 use crate::sync::{Arc, Ordering};
 use crate::unwind;
-use crate::worker::WorkerThread;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;

@@ -60,7 +60,7 @@ mod join;
 mod join_handle;
 mod latch;
 mod metrics;
-mod registry;
+mod pool;
 mod scope;
 mod sleep;
 mod spawn;
@@ -73,7 +73,6 @@ mod timeline_hooks;
 #[path = "timeline_hooks/off.rs"]
 mod timeline_hooks;
 mod unwind;
-mod worker;
 
 pub use crate::block_on::block_on;
 pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
@@ -85,7 +84,7 @@ pub use crate::deprecated::{initialize, Configuration};
 pub use crate::join::{join, join_context};
 pub use crate::join_handle::{spawn_with_handle, JoinHandle};
 pub use crate::metrics::{PoolMetrics, WorkerMetrics};
-pub use crate::registry::ThreadBuilder;
+pub use crate::pool::registry::ThreadBuilder;
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
 #[cfg(feature = "timeline")]

@@ -7,14 +7,14 @@
 //! deque comes first, a worker finishes its local jobs before it runs a broadcast. Same
 //! contracts as rayon-core's `broadcast/`.
 //!
-//! [`Registry::inject_broadcast`]: crate::registry::Registry::inject_broadcast
+//! [`Registry::inject_broadcast`]: crate::pool::registry::Registry::inject_broadcast
 
 use crate::job::{HeapJob, StackJob};
 use crate::latch::{CountLatch, LatchRef};
-use crate::registry::{Registry, WaitNeeds};
+use crate::pool::registry::{Registry, WaitNeeds};
+use crate::pool::worker::WorkerThread;
 use crate::sync::Arc;
 use crate::unwind;
-use crate::worker::WorkerThread;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem;

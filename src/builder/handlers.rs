@@ -4,7 +4,7 @@
 //! ([`exit_handler`](ThreadPoolBuilder::exit_handler)).
 
 use super::ThreadPoolBuilder;
-use crate::registry::{PanicHandler, ThreadHandler};
+use crate::pool::registry::{PanicHandler, ThreadHandler};
 use std::any::Any;
 
 impl<S> ThreadPoolBuilder<S> {

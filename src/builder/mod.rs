@@ -1,6 +1,6 @@
 //! [`ThreadPoolBuilder`] and [`ThreadPoolBuildError`]: configuring and starting a pool.
 
-use crate::registry::{self, PanicHandler, Registry, ThreadBuilder, ThreadHandler};
+use crate::pool::registry::{self, PanicHandler, Registry, ThreadBuilder, ThreadHandler};
 use crate::unwind;
 use crate::ThreadPool;
 use std::fmt;

@@ -10,14 +10,13 @@
 //! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface.
 
 use crate::job::{JobRef, JoinHalf, StackJob};
-use crate::join::pending::Popped;
 use crate::latch::{CoreLatch, JoinLatch};
-use crate::registry;
+use crate::pool::pending::Popped;
+use crate::pool::registry;
+use crate::pool::worker::WorkerThread;
 use crate::unwind;
-use crate::worker::WorkerThread;
 use crate::FnContext;
 
-pub(crate) mod pending;
 #[cfg(test)]
 mod test;
 
@@ -219,7 +218,7 @@ where
 /// stack. (Only the position: the cold path recomputes the half's identity from the job,
 /// so the fast path keeps nothing else alive across the first half.)
 ///
-/// The half waits on the worker's private stack (`join::pending`) and is promoted to the
+/// The half waits on the worker's private stack (`pool::pending`) and is promoted to the
 /// worker's deque only when another worker could take it (`docs/join.md`).
 struct SecondHalf {
     pos: usize,

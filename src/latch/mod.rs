@@ -61,7 +61,7 @@ pub(crate) struct LatchOwner {
 }
 
 /// The latch of a `join`'s second half, which its owner waits on only if the half left
-/// its private stack (`join::pending`).
+/// its private stack (`pool::pending`).
 ///
 /// Written only then: the `join` fast path builds the half's job without touching its
 /// latch, and the private stack initialises it (state `UNSET`, the owner's

@@ -2,8 +2,8 @@
 //! `--cfg loom`. Not an API. Halves are real stack jobs, named by tokens, never executed.
 
 use crate::job::{JobRef, JoinHalf, StackJob};
-use crate::join::pending::{PendingHalves, Popped};
 use crate::latch::{JoinLatch, LatchOwner};
+use crate::pool::pending::{PendingHalves, Popped};
 use crate::sleep::Sleep;
 use crate::sync::Arc;
 use std::collections::HashMap;
@@ -99,7 +99,7 @@ impl ModelPending {
     }
     /// Slots of the private stack.
     pub fn capacity(&self) -> usize {
-        crate::join::pending::CAPACITY
+        crate::pool::pending::CAPACITY
     }
     /// The tokens that pushes promoted to make room, oldest first.
     pub fn promoted_to_make_room(&self) -> Vec<usize> {

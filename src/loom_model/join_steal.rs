@@ -19,10 +19,10 @@
 //! replay; with two workers there is one victim anyway.
 
 use crate::job::{JobRef, JoinHalf};
-use crate::join::pending::{PendingHalves, Popped};
 use crate::join::{join_on, JoinWorker};
 use crate::latch::{CoreLatch, LatchOwner};
 use crate::metrics::WorkerCounters;
+use crate::pool::pending::{PendingHalves, Popped};
 use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
 use crate::sync::deque::{Steal, Stealer, Worker};
 use crate::sync::Arc;

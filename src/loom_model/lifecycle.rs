@@ -1,7 +1,7 @@
 //! A pool's terminate count for the loom model (`tests/loom_lifecycle.rs`); only with
 //! `--cfg loom`. Not an API.
 
-use crate::registry::{Released, TerminateCount};
+use crate::pool::registry::{Released, TerminateCount};
 
 /// The references that keep a pool alive (the handle, each `spawn` job until it ran),
 /// and `wait_idle`.

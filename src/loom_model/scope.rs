@@ -3,7 +3,7 @@
 //! pool (a `ParkLatch`), as for `in_place_scope` called from a non-worker thread.
 
 use crate::latch::CountLatch;
-use crate::worker::WorkerThread;
+use crate::pool::worker::WorkerThread;
 
 /// A scope's count of outstanding jobs, plus one for its body.
 pub struct ModelCountLatch(CountLatch);

@@ -2,7 +2,7 @@
 //! and tagged as a scope job ([`JobRef::new_scope_job`]).
 
 use crate::job::{Chunk, Job, JobArena, JobRef};
-use crate::worker::WorkerThread;
+use crate::pool::worker::WorkerThread;
 use std::alloc::Layout;
 use std::ptr;
 

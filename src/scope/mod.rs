@@ -13,9 +13,9 @@
 
 use crate::broadcast::BroadcastContext;
 use crate::job::JobFifo;
-use crate::registry::{self, Registry};
+use crate::pool::registry::{self, Registry};
+use crate::pool::worker::WorkerThread;
 use crate::sync::Arc;
-use crate::worker::WorkerThread;
 use std::fmt;
 
 /// A fork-join scope: jobs spawned into it may borrow anything that outlives `'scope`.

@@ -8,7 +8,7 @@
 //! [`ThreadPoolBuilder::panic_handler`]: crate::ThreadPoolBuilder::panic_handler
 
 use crate::job::HeapJob;
-use crate::registry::Registry;
+use crate::pool::registry::Registry;
 use crate::sync::Arc;
 use crate::unwind;
 use std::mem;

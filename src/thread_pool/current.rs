@@ -3,9 +3,9 @@
 //! whose work runs on the global pool, such as the `rayon` crate's, gets them too).
 
 use crate::metrics::PoolMetrics;
-use crate::registry::{self, Registry};
+use crate::pool::registry::{self, Registry};
+use crate::pool::worker::WorkerThread;
 use crate::sync::Arc;
-use crate::worker::WorkerThread;
 use std::error::Error;
 use std::fmt;
 

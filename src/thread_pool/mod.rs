@@ -4,10 +4,10 @@
 use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
 use crate::join_handle::{spawn_with_handle_in, JoinHandle};
 use crate::metrics::PoolMetrics;
-use crate::registry::{Registry, WaitNeeds};
+use crate::pool::registry::{Registry, WaitNeeds};
+use crate::pool::worker::WorkerThread;
 use crate::spawn::{spawn_fifo_in, spawn_in};
 use crate::sync::Arc;
-use crate::worker::WorkerThread;
 
 mod current;
 mod scopes;

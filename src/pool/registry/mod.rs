@@ -21,15 +21,15 @@
 //! * `lifecycle.rs`: the terminate count, termination, `wait_idle`, stopping.
 
 use crate::job::{JobFifo, JobRef};
-use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, LockLatch};
 use crate::metrics::RegistryCounters;
+use crate::pool::pending::PendingHalves;
+use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Stealer, Worker};
 use crate::sync::{Arc, Mutex};
 use crate::timeline_hooks::Recorder;
 use crate::unwind;
-use crate::worker::WorkerThread;
 use crossbeam_utils::CachePadded;
 use std::any::Any;
 use std::thread;
@@ -110,7 +110,7 @@ struct ThreadInfo {
     stealer: Stealer<JobRef>,
     /// Steals from the worker's batch queue (`WorkerQueues::batch`).
     batch: Stealer<JobRef>,
-    /// The worker's private `join` halves, for rescuers (`join::pending`).
+    /// The worker's private `join` halves, for rescuers (`pool::pending`).
     pending: Arc<CachePadded<PendingHalves>>,
     /// The FIFO behind the worker's `spawn_fifo` stubs. Here, not only in the worker: a
     /// stub may be stolen and run after the worker's own state is gone (the adopted

@@ -3,9 +3,9 @@
 
 use super::{Registry, WorkerQueues};
 use crate::latch::{Latch, LockLatch};
+use crate::pool::worker::WorkerThread;
 use crate::sync::Arc;
 use crate::unwind;
-use crate::worker::WorkerThread;
 use std::fmt;
 use std::mem;
 use std::thread;

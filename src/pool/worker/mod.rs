@@ -7,10 +7,10 @@
 //! (scope jobs' deferred count-downs and arena releases).
 
 use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
-use crate::join::pending::PendingHalves;
 use crate::latch::{AsCoreLatch, CoreLatch, LatchOwner, StealingWaiter};
 use crate::metrics::WorkerCounters;
-use crate::registry::{Registry, WorkerQueues};
+use crate::pool::pending::PendingHalves;
+use crate::pool::registry::{Registry, WorkerQueues};
 use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
 use crate::timeline_hooks::WorkerRecorder;
 

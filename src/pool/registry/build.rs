@@ -6,14 +6,14 @@ use super::thread_builder::ThreadBuilder;
 use super::{Registry, TerminateCount, ThreadInfo, WorkerQueues};
 use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::{JobFifo, JobRef};
-use crate::join::pending::PendingHalves;
 use crate::latch::{CoreLatch, Latch, LatchOwner, LockLatch};
 use crate::metrics::RegistryCounters;
+use crate::pool::pending::PendingHalves;
+use crate::pool::worker::WorkerThread;
 use crate::sleep::{Sleep, THREADS_MAX};
 use crate::sync::deque::{Injector, Worker};
 use crate::sync::{Arc, Mutex};
 use crate::timeline_hooks;
-use crate::worker::WorkerThread;
 use crossbeam_utils::CachePadded;
 use std::mem;
 

@@ -7,7 +7,7 @@
 
 use super::WorkerThread;
 use crate::job::{JobRef, JoinHalf};
-use crate::join::pending::Popped;
+use crate::pool::pending::Popped;
 use crate::timeline_hooks::JobSource;
 
 impl WorkerThread {

@@ -5,7 +5,7 @@
 use super::{global_registry, Registry, WaitNeeds};
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CrossLatch, LatchRef, ParkLatch};
-use crate::worker::WorkerThread;
+use crate::pool::worker::WorkerThread;
 
 impl Registry {
     /// Pushes on the current worker's deque if it belongs to this registry, else injects.

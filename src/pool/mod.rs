@@ -1,0 +1,8 @@
+//! The pool: its registry (workers, queues, sleep state, lifecycle), each worker's
+//! scheduling loop and search, and the private stack of `join` halves each worker keeps.
+//! Everything above (`join`, scopes, `spawn`, `install`, the builder) reaches the workers
+//! through here; nothing here names those modules.
+
+pub(crate) mod pending;
+pub(crate) mod registry;
+pub(crate) mod worker;
