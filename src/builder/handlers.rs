@@ -4,7 +4,6 @@
 //! ([`exit_handler`](ThreadPoolBuilder::exit_handler)).
 
 use super::ThreadPoolBuilder;
-use crate::pool::registry::{PanicHandler, ThreadHandler};
 use std::any::Any;
 
 impl<S> ThreadPoolBuilder<S> {
@@ -32,7 +31,7 @@ impl<S> ThreadPoolBuilder<S> {
     where
         H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
     {
-        self.panic_handler = Some(Box::new(panic_handler));
+        self.config.panic_handler = Some(Box::new(panic_handler));
         self
     }
 
@@ -56,7 +55,7 @@ impl<S> ThreadPoolBuilder<S> {
     where
         H: Fn(usize) + Send + Sync + 'static,
     {
-        self.start_handler = Some(Box::new(start_handler));
+        self.config.start_handler = Some(Box::new(start_handler));
         self
     }
 
@@ -81,19 +80,7 @@ impl<S> ThreadPoolBuilder<S> {
     where
         H: Fn(usize) + Send + Sync + 'static,
     {
-        self.exit_handler = Some(Box::new(exit_handler));
+        self.config.exit_handler = Some(Box::new(exit_handler));
         self
-    }
-
-    pub(crate) fn take_panic_handler(&mut self) -> Option<Box<PanicHandler>> {
-        self.panic_handler.take()
-    }
-
-    pub(crate) fn take_start_handler(&mut self) -> Option<Box<ThreadHandler>> {
-        self.start_handler.take()
-    }
-
-    pub(crate) fn take_exit_handler(&mut self) -> Option<Box<ThreadHandler>> {
-        self.exit_handler.take()
     }
 }

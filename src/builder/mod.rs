@@ -1,22 +1,20 @@
 //! [`ThreadPoolBuilder`] and [`ThreadPoolBuildError`]: configuring and starting a pool.
 
-use crate::pool::registry::{self, PanicHandler, Registry, ThreadBuilder, ThreadHandler};
+use crate::pool::config::Config;
+use crate::pool::registry::{self, Registry, ThreadBuilder};
 use crate::unwind;
 use crate::ThreadPool;
 use std::fmt;
 use std::io;
 use std::thread;
 
-mod error;
 mod handlers;
-mod spawn_handler;
 mod thread_count;
 
-pub(crate) use error::ErrorKind;
-pub use error::ThreadPoolBuildError;
+pub use crate::pool::build_error::ThreadPoolBuildError;
+pub use crate::pool::config::{NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
 #[allow(unreachable_pub)]
-pub use spawn_handler::{CustomSpawn, DefaultSpawn, ThreadSpawn};
-pub use thread_count::{NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
+pub use crate::pool::spawn_handler::{CustomSpawn, DefaultSpawn, ThreadSpawn};
 
 /// Configures and builds a [`ThreadPool`], or the global pool.
 ///
@@ -38,31 +36,14 @@ pub use thread_count::{NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
 /// the application's (`CustomSpawn`). Neither type can be named outside this crate (as in
 /// rayon-core); they only appear in the builder's type.
 pub struct ThreadPoolBuilder<S = DefaultSpawn> {
-    num_threads: usize,
-    use_current_thread: bool,
-    get_thread_name: Option<Box<dyn FnMut(usize) -> String>>,
-    stack_size: Option<usize>,
-    panic_handler: Option<Box<PanicHandler>>,
-    start_handler: Option<Box<ThreadHandler>>,
-    exit_handler: Option<Box<ThreadHandler>>,
-    breadth_first: bool,
-    record_timeline: bool,
-    spawn_handler: S,
+    /// The settings, as the registry takes them.
+    config: Config<S>,
 }
 
 impl Default for ThreadPoolBuilder {
     fn default() -> Self {
         ThreadPoolBuilder {
-            num_threads: 0,
-            use_current_thread: false,
-            get_thread_name: None,
-            stack_size: None,
-            panic_handler: None,
-            start_handler: None,
-            exit_handler: None,
-            breadth_first: false,
-            record_timeline: false,
-            spawn_handler: DefaultSpawn,
+            config: Config::default(),
         }
     }
 }
@@ -167,16 +148,7 @@ impl ThreadPoolBuilder {
         F: FnMut(ThreadBuilder) -> io::Result<()>,
     {
         ThreadPoolBuilder {
-            num_threads: self.num_threads,
-            use_current_thread: self.use_current_thread,
-            get_thread_name: self.get_thread_name,
-            stack_size: self.stack_size,
-            panic_handler: self.panic_handler,
-            start_handler: self.start_handler,
-            exit_handler: self.exit_handler,
-            breadth_first: self.breadth_first,
-            record_timeline: self.record_timeline,
-            spawn_handler: CustomSpawn(spawn),
+            config: self.config.with_spawn_handler(CustomSpawn(spawn)),
         }
     }
 }
@@ -203,7 +175,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// assert!(name.unwrap().starts_with("worker-"));
     /// ```
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        let registry = Registry::new(self, false)?;
+        let registry = Registry::new(self.config, false)?;
         registry.adopt_current_thread();
         Ok(ThreadPool::from_registry(registry))
     }
@@ -224,7 +196,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// assert!(stealpool::ThreadPoolBuilder::new().build_global().is_err());
     /// ```
     pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
-        registry::init_global_registry(self)
+        registry::init_global_registry(self.config)
     }
 }
 
@@ -248,7 +220,7 @@ impl<S> ThreadPoolBuilder<S> {
     where
         F: FnMut(usize) -> String + 'static,
     {
-        self.get_thread_name = Some(Box::new(closure));
+        self.config.thread_name = Some(Box::new(closure));
         self
     }
 
@@ -265,7 +237,7 @@ impl<S> ThreadPoolBuilder<S> {
     /// assert_eq!(sum, 4 << 20);
     /// ```
     pub fn stack_size(mut self, stack_size: usize) -> Self {
-        self.stack_size = Some(stack_size);
+        self.config.stack_size = Some(stack_size);
         self
     }
 
@@ -294,7 +266,7 @@ impl<S> ThreadPoolBuilder<S> {
     /// assert_eq!(pool.install(stealpool::current_thread_index), Some(0)); // runs inline
     /// ```
     pub fn use_current_thread(mut self) -> Self {
-        self.use_current_thread = true;
+        self.config.use_current_thread = true;
         self
     }
 
@@ -315,7 +287,7 @@ impl<S> ThreadPoolBuilder<S> {
     /// ```
     #[deprecated(note = "use `scope_fifo` and `spawn_fifo` for FIFO order")]
     pub fn breadth_first(mut self) -> Self {
-        self.breadth_first = true;
+        self.config.breadth_first = true;
         self
     }
 
@@ -334,32 +306,8 @@ impl<S> ThreadPoolBuilder<S> {
     #[cfg(feature = "timeline")]
     #[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
     pub fn timeline(mut self, record: bool) -> Self {
-        self.record_timeline = record;
+        self.config.record_timeline = record;
         self
-    }
-
-    pub(crate) fn get_use_current_thread(&self) -> bool {
-        self.use_current_thread
-    }
-
-    pub(crate) fn get_breadth_first(&self) -> bool {
-        self.breadth_first
-    }
-
-    pub(crate) fn get_timeline(&self) -> bool {
-        self.record_timeline
-    }
-
-    pub(crate) fn spawner_mut(&mut self) -> &mut S {
-        &mut self.spawn_handler
-    }
-
-    pub(crate) fn get_thread_name(&mut self, index: usize) -> Option<String> {
-        self.get_thread_name.as_mut().map(|f| f(index))
-    }
-
-    pub(crate) fn get_stack_size(&self) -> Option<usize> {
-        self.stack_size
     }
 }
 
@@ -373,15 +321,16 @@ impl<S> fmt::Debug for ThreadPoolBuilder<S> {
             }
         }
         let closure = |present: bool| present.then_some(ClosurePlaceholder);
+        let c = &self.config;
         f.debug_struct("ThreadPoolBuilder")
-            .field("num_threads", &self.num_threads)
-            .field("use_current_thread", &self.use_current_thread)
-            .field("get_thread_name", &closure(self.get_thread_name.is_some()))
-            .field("panic_handler", &closure(self.panic_handler.is_some()))
-            .field("stack_size", &self.stack_size)
-            .field("start_handler", &closure(self.start_handler.is_some()))
-            .field("exit_handler", &closure(self.exit_handler.is_some()))
-            .field("breadth_first", &self.breadth_first)
+            .field("num_threads", &c.num_threads)
+            .field("use_current_thread", &c.use_current_thread)
+            .field("get_thread_name", &closure(c.thread_name.is_some()))
+            .field("panic_handler", &closure(c.panic_handler.is_some()))
+            .field("stack_size", &c.stack_size)
+            .field("start_handler", &closure(c.start_handler.is_some()))
+            .field("exit_handler", &closure(c.exit_handler.is_some()))
+            .field("breadth_first", &c.breadth_first)
             .finish()
     }
 }

@@ -3,6 +3,9 @@
 //! Everything above (`join`, scopes, `spawn`, `install`, the builder) reaches the workers
 //! through here; nothing here names those modules.
 
+pub(crate) mod build_error;
+pub(crate) mod config;
 pub(crate) mod pending;
 pub(crate) mod registry;
+pub(crate) mod spawn_handler;
 pub(crate) mod worker;

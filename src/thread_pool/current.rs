@@ -89,7 +89,7 @@ pub fn current_thread_has_pending_tasks() -> Option<bool> {
 /// });
 /// ```
 pub fn yield_now() -> Option<Yield> {
-    WorkerThread::with_current(|worker| worker.map(WorkerThread::yield_now))
+    WorkerThread::with_current(|worker| worker.map(|w| Yield::ran_a_job(w.yield_now())))
 }
 
 /// Like [`yield_now`], but only takes a job from the current worker's own deque or
@@ -111,7 +111,7 @@ pub fn yield_now() -> Option<Yield> {
 /// });
 /// ```
 pub fn yield_local() -> Option<Yield> {
-    WorkerThread::with_current(|worker| worker.map(WorkerThread::yield_local))
+    WorkerThread::with_current(|worker| worker.map(|w| Yield::ran_a_job(w.yield_local())))
 }
 
 /// The result of [`yield_now`] and [`yield_local`] (rayon-core's `Yield`).
@@ -132,6 +132,17 @@ pub enum Yield {
     Executed,
     /// No job was available.
     Idle,
+}
+
+impl Yield {
+    /// `Executed` if a job ran, else `Idle`.
+    pub(super) fn ran_a_job(executed: bool) -> Yield {
+        if executed {
+            Yield::Executed
+        } else {
+            Yield::Idle
+        }
+    }
 }
 
 /// [`ThreadPool::wait_idle`](crate::ThreadPool::wait_idle) or

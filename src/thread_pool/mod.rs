@@ -394,7 +394,7 @@ impl ThreadPool {
     /// ```
     pub fn yield_now(&self) -> Option<Yield> {
         self.registry
-            .with_current_worker(|worker| worker.map(WorkerThread::yield_now))
+            .with_current_worker(|worker| worker.map(|w| Yield::ran_a_job(w.yield_now())))
     }
 
     /// [`yield_local`](crate::yield_local), if the caller is a worker of this pool (else
@@ -412,7 +412,7 @@ impl ThreadPool {
     /// ```
     pub fn yield_local(&self) -> Option<Yield> {
         self.registry
-            .with_current_worker(|worker| worker.map(WorkerThread::yield_local))
+            .with_current_worker(|worker| worker.map(|w| Yield::ran_a_job(w.yield_local())))
     }
 }
 

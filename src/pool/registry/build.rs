@@ -4,11 +4,13 @@
 use super::global::Terminator;
 use super::thread_builder::ThreadBuilder;
 use super::{Registry, TerminateCount, ThreadInfo, WorkerQueues};
-use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
 use crate::job::{JobFifo, JobRef};
 use crate::latch::{CoreLatch, Latch, LatchOwner, LockLatch};
 use crate::metrics::RegistryCounters;
+use crate::pool::build_error::{ErrorKind, ThreadPoolBuildError};
+use crate::pool::config::Config;
 use crate::pool::pending::PendingHalves;
+use crate::pool::spawn_handler::ThreadSpawn;
 use crate::pool::worker::WorkerThread;
 use crate::sleep::{Sleep, THREADS_MAX};
 use crate::sync::deque::{Injector, Worker};
@@ -18,7 +20,7 @@ use crossbeam_utils::CachePadded;
 use std::mem;
 
 impl Registry {
-    /// Builds the registry and starts its worker threads through `builder`'s spawn
+    /// Builds the registry and starts its worker threads through `config`'s spawn
     /// handler. `global`: the global pool (its timeline file, if any, is the
     /// `STEALPOOL_TIMELINE` path itself).
     ///
@@ -27,17 +29,17 @@ impl Registry {
     /// (with `use_current_thread`), or an I/O error from starting a thread; in the last
     /// case every thread already started is told to exit.
     pub(crate) fn new<S: ThreadSpawn>(
-        mut builder: ThreadPoolBuilder<S>,
+        mut config: Config<S>,
         global: bool,
     ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
-        let n_threads = builder.get_num_threads()?.min(THREADS_MAX);
-        let use_current_thread = builder.get_use_current_thread();
+        let n_threads = config.num_threads()?.min(THREADS_MAX);
+        let use_current_thread = config.use_current_thread;
         if use_current_thread && WorkerThread::is_worker_thread() {
             return Err(ThreadPoolBuildError::new(
                 ErrorKind::CurrentThreadAlreadyInPool,
             ));
         }
-        let breadth_first = builder.get_breadth_first();
+        let breadth_first = config.breadth_first;
         let workers: Vec<Worker<JobRef>> = (0..n_threads)
             .map(|_| {
                 if breadth_first {
@@ -81,14 +83,14 @@ impl Registry {
             injected_jobs: Injector::new(),
             broadcasts: Mutex::new(broadcasts),
             counters: RegistryCounters::new(n_threads),
-            panic_handler: builder.take_panic_handler().map(std::sync::Arc::from),
-            start_handler: builder.take_start_handler(),
-            exit_handler: builder.take_exit_handler(),
+            panic_handler: config.panic_handler.take().map(std::sync::Arc::from),
+            start_handler: config.start_handler.take(),
+            exit_handler: config.exit_handler.take(),
             terminate_count: TerminateCount::new(1),
             current_thread_parts: Mutex::new(None),
             thread_handles: Mutex::new(Vec::new()),
             current_thread_worker: use_current_thread,
-            recorder: timeline_hooks::recorder_for(n_threads, builder.get_timeline(), global),
+            recorder: timeline_hooks::recorder_for(n_threads, config.record_timeline, global),
         });
 
         // If a thread fails to start, or `thread_name` panics, the threads already
@@ -98,19 +100,19 @@ impl Registry {
         for (index, queues) in queues.into_iter().enumerate() {
             // Named for every index, also the current thread's (as in rayon-core, whose
             // `thread_name` closure sees index 0 even with `use_current_thread`).
-            let name = builder.get_thread_name(index);
+            let name = config.thread_name(index);
             if index == 0 && use_current_thread {
                 current_thread_parts = Some(queues);
                 continue;
             }
             let thread = ThreadBuilder {
                 name,
-                stack_size: builder.get_stack_size(),
+                stack_size: config.stack_size,
                 queues,
                 registry: Arc::clone(&registry),
                 index,
             };
-            match builder.spawner_mut().spawn(thread) {
+            match config.spawn_handler.spawn(thread) {
                 Ok(Some(handle)) => registry.thread_handles.lock().push(handle),
                 Ok(None) => {}
                 Err(err) => return Err(ThreadPoolBuildError::new(ErrorKind::IOError(err))),

@@ -1,7 +1,9 @@
 //! The global pool: built lazily on first use, or once by `build_global`.
 
 use super::Registry;
-use crate::builder::{ErrorKind, ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn};
+use crate::pool::build_error::{ErrorKind, ThreadPoolBuildError};
+use crate::pool::config::Config;
+use crate::pool::spawn_handler::ThreadSpawn;
 use crate::sync::{Arc, OnceLock};
 
 static THE_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
@@ -14,20 +16,20 @@ static THE_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
 pub(crate) fn global_registry() -> &'static Arc<Registry> {
     THE_REGISTRY.get_or_init(|| {
         // The default builder runs no user code, so this cannot re-enter `get_or_init`.
-        Registry::new(ThreadPoolBuilder::new(), true).unwrap_or_else(|err| {
+        Registry::new(Config::default(), true).unwrap_or_else(|err| {
             panic!("stealpool: the global thread pool could not be built: {err}")
         })
     })
 }
 
-/// Builds the global pool from `builder` (for `build_global`).
+/// Builds the global pool from `config` (for `build_global`).
 ///
 /// The registry is built *before* it is offered to the `OnceLock`, with no lock held, so
 /// user code in the builder (a `thread_name` closure) may call free functions: if one of
 /// them builds the default global pool first, this returns "already initialized" and the
 /// registry built here is terminated.
 pub(crate) fn init_global_registry<S: ThreadSpawn>(
-    builder: ThreadPoolBuilder<S>,
+    config: Config<S>,
 ) -> Result<(), ThreadPoolBuildError> {
     let already = || {
         Err(ThreadPoolBuildError::new(
@@ -37,7 +39,7 @@ pub(crate) fn init_global_registry<S: ThreadSpawn>(
     if THE_REGISTRY.get().is_some() {
         return already();
     }
-    let mut candidate = Some(Registry::new(builder, true)?);
+    let mut candidate = Some(Registry::new(config, true)?);
     let registry = THE_REGISTRY.get_or_init(|| candidate.take().expect("offered once"));
     match candidate {
         None => {

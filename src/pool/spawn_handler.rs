@@ -74,7 +74,7 @@ impl ThreadSpawn for DefaultSpawn {
 /// assert!(std::error::Error::source(&err).is_some()); // the `io::Error`
 /// ```
 #[allow(unreachable_pub)]
-pub struct CustomSpawn<F>(pub(super) F);
+pub struct CustomSpawn<F>(pub(crate) F);
 
 impl<F> fmt::Debug for CustomSpawn<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -2,7 +2,7 @@
 
 use std::error::Error;
 
-use super::NUM_THREADS_ENV;
+use super::config::NUM_THREADS_ENV;
 use std::fmt;
 use std::io;
 

@@ -1,0 +1,141 @@
+//! What a registry is built from ([`Config`]: the builder's settings, tokio's
+//! `runtime::Config`), and the environment variables that set the thread count when it is
+//! left at `0` ([`NUM_THREADS_ENV`], [`RAYON_NUM_THREADS_ENV`]).
+
+use super::build_error::{ErrorKind, ThreadPoolBuildError};
+use super::registry::{PanicHandler, ThreadHandler};
+use super::spawn_handler::DefaultSpawn;
+use crate::sleep::THREADS_MAX;
+
+/// The environment variable that sets the default number of worker threads.
+///
+/// Read when a builder has `num_threads(0)` (the default). Unset, empty or `0` means one
+/// worker per logical CPU (`num_cpus::get()`); surrounding whitespace is ignored; any other
+/// value that is not a non-negative integer makes
+/// [`ThreadPoolBuilder::build`](crate::ThreadPoolBuilder::build) fail (and the lazily built
+/// global pool panic with that error). It plays the role of rayon-core's
+/// `RAYON_NUM_THREADS`; when it is *unset*, [`RAYON_NUM_THREADS_ENV`] is read instead, so a
+/// deployment configured for rayon keeps its thread count after switching.
+///
+/// ```
+/// use stealpool::{ThreadPoolBuilder, NUM_THREADS_ENV};
+/// std::env::set_var(NUM_THREADS_ENV, "three");
+/// assert!(ThreadPoolBuilder::new().build().is_err()); // not a thread count
+/// std::env::set_var(NUM_THREADS_ENV, "3");
+/// assert_eq!(ThreadPoolBuilder::new().build().unwrap().current_num_threads(), 3);
+/// // An explicit `num_threads` wins over the variable.
+/// assert_eq!(ThreadPoolBuilder::new().num_threads(2).build().unwrap().current_num_threads(), 2);
+/// ```
+pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
+
+/// rayon-core's thread-count variable, `RAYON_NUM_THREADS`: read only when
+/// [`NUM_THREADS_ENV`] is unset, with rayon-core's rules (a positive integer sets the
+/// count; anything else, including `0`, is ignored).
+///
+/// ```
+/// use stealpool::{ThreadPoolBuilder, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
+/// std::env::remove_var(NUM_THREADS_ENV); // the rayon variable counts only when this is unset
+/// std::env::set_var(RAYON_NUM_THREADS_ENV, "2");
+/// assert_eq!(ThreadPoolBuilder::new().build().unwrap().current_num_threads(), 2);
+/// ```
+pub const RAYON_NUM_THREADS_ENV: &str = "RAYON_NUM_THREADS";
+
+/// A registry's settings, as `ThreadPoolBuilder` collects them (its fields are the
+/// builder's options, documented on its methods).
+pub(crate) struct Config<S> {
+    /// `0`: from the environment ([`Config::num_threads`]).
+    pub(crate) num_threads: usize,
+    pub(crate) use_current_thread: bool,
+    pub(crate) thread_name: Option<Box<dyn FnMut(usize) -> String>>,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) panic_handler: Option<Box<PanicHandler>>,
+    pub(crate) start_handler: Option<Box<ThreadHandler>>,
+    pub(crate) exit_handler: Option<Box<ThreadHandler>>,
+    pub(crate) breadth_first: bool,
+    pub(crate) record_timeline: bool,
+    /// How the worker threads are started.
+    pub(crate) spawn_handler: S,
+}
+
+impl Default for Config<DefaultSpawn> {
+    fn default() -> Self {
+        Config {
+            num_threads: 0,
+            use_current_thread: false,
+            thread_name: None,
+            stack_size: None,
+            panic_handler: None,
+            start_handler: None,
+            exit_handler: None,
+            breadth_first: false,
+            record_timeline: false,
+            spawn_handler: DefaultSpawn,
+        }
+    }
+}
+
+impl<S> Config<S> {
+    /// The same settings with another way of starting threads.
+    pub(crate) fn with_spawn_handler<T>(self, spawn_handler: T) -> Config<T> {
+        Config {
+            num_threads: self.num_threads,
+            use_current_thread: self.use_current_thread,
+            thread_name: self.thread_name,
+            stack_size: self.stack_size,
+            panic_handler: self.panic_handler,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
+            breadth_first: self.breadth_first,
+            record_timeline: self.record_timeline,
+            spawn_handler,
+        }
+    }
+
+    /// The thread count to start: `num_threads`, or for `0` the environment's count or
+    /// one per logical CPU (rules at [`NUM_THREADS_ENV`]); at most [`THREADS_MAX`].
+    ///
+    /// # Errors
+    /// [`NUM_THREADS_ENV`] holds something that is not a thread count.
+    pub(crate) fn num_threads(&self) -> Result<usize, ThreadPoolBuildError> {
+        let n = if self.num_threads > 0 {
+            self.num_threads
+        } else {
+            match std::env::var(NUM_THREADS_ENV) {
+                // Empty (`export STEALPOOL_NUM_THREADS=`) counts as unset.
+                Ok(value) if value.trim().is_empty() => default_num_threads(),
+                Ok(value) => match value.trim().parse::<usize>() {
+                    Ok(0) => default_num_threads(),
+                    Ok(n) => n,
+                    Err(_) => {
+                        return Err(ThreadPoolBuildError::new(ErrorKind::InvalidNumThreads(
+                            value,
+                        )))
+                    }
+                },
+                Err(std::env::VarError::NotPresent) => match std::env::var(RAYON_NUM_THREADS_ENV)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                {
+                    // rayon-core's rule: only a positive number counts.
+                    Some(n) if n > 0 => n,
+                    _ => default_num_threads(),
+                },
+                Err(std::env::VarError::NotUnicode(value)) => {
+                    return Err(ThreadPoolBuildError::new(ErrorKind::InvalidNumThreads(
+                        value.to_string_lossy().into_owned(),
+                    )))
+                }
+            }
+        };
+        Ok(n.min(THREADS_MAX))
+    }
+
+    /// The name of worker `index`, if the builder names threads.
+    pub(crate) fn thread_name(&mut self, index: usize) -> Option<String> {
+        self.thread_name.as_mut().map(|f| f(index))
+    }
+}
+
+fn default_num_threads() -> usize {
+    num_cpus::get().max(1)
+}
