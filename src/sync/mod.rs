@@ -11,11 +11,11 @@
 //! that calls `fork()` while other threads hold or wait on some of them gives its child
 //! copies of *those* objects only (in the parent's pools, which the child must not use);
 //! a pool the child builds shares no lock with anything a parent thread may have held.
-//! parking_lot, which the design card named, keeps one process-wide table of wait queues
-//! with a lock per bucket: a bucket locked by a parent thread at the moment of `fork()`
-//! stays locked in the child forever, and the child's first park or unpark that hashes to
-//! it hangs (`tests/fork.rs` caught that in about one child in 2,000). Correctness won
-//! over the card: see `lock.rs`.
+//! parking_lot is not used for that reason: it keeps one process-wide table of wait
+//! queues with a lock per bucket, a bucket locked by a parent thread at the moment of
+//! `fork()` stays locked in the child forever, and the child's first park or unpark that
+//! hashes to it hangs (`tests/fork.rs` catches that in about one child in 2,000); see
+//! `lock.rs`.
 //!
 //! The deques come from crossbeam-deque through `deque`, which under `--cfg loom` swaps
 //! in a model with the same API; `CachePadded` (crossbeam-utils) is used directly.
