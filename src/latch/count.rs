@@ -1,6 +1,6 @@
 //! [`CountLatch`]: the latch of a scope, set when its count of outstanding jobs (plus one
 //! for the body) reaches zero. Workers that run a scope's jobs may subtract several
-//! counts at once (`worker::count_down`).
+//! counts at once (`pool::worker::count_down`).
 
 use super::{CoreLatch, Latch, LatchOwner, ParkLatch};
 use crate::sleep::Sleep;
@@ -48,11 +48,11 @@ impl CountLatch {
     /// A latch with count `count`, waited on by `owner` (a worker of any pool: it keeps
     /// running its own pool's jobs while it waits) or by an outside thread.
     pub(crate) fn with_count(count: usize, owner: Option<&impl StealingWaiter>) -> Self {
-        let kind = match owner {
+        let kind = match owner.map(StealingWaiter::latch_owner) {
             Some(owner) => CountLatchKind::Stealing {
                 latch: CoreLatch::new(),
-                sleep: Arc::clone(&owner.latch_owner().sleep),
-                worker_index: owner.latch_owner().index,
+                sleep: Arc::clone(&owner.sleep),
+                worker_index: owner.index,
             },
             None => CountLatchKind::Blocking {
                 latch: ParkLatch::new(),
@@ -84,8 +84,9 @@ impl CountLatch {
                 worker_index,
             } => {
                 let owner = owner.expect("stealpool: stealing count latch waited on off-pool");
-                debug_assert!(Arc::ptr_eq(&owner.latch_owner().sleep, sleep));
-                debug_assert_eq!(owner.latch_owner().index, *worker_index);
+                let latch_owner = owner.latch_owner();
+                debug_assert!(Arc::ptr_eq(&latch_owner.sleep, sleep));
+                debug_assert_eq!(latch_owner.index, *worker_index);
                 owner.wait_until_set(latch);
             }
             CountLatchKind::Blocking { latch } => latch.wait(),
@@ -104,7 +105,7 @@ impl CountLatch {
 
     /// Whether the count is `n`. A relaxed load, for a heuristic: a wait loop holding `n`
     /// deferred counts of its own scope delivers them when they are all the scope still
-    /// waits for (`worker::count_down`); other workers' count-downs are not ordered with
+    /// waits for (`pool::worker::count_down`); other workers' count-downs are not ordered with
     /// the loop anyway, its own are in program order.
     pub(crate) fn count_is(&self, n: usize) -> bool {
         self.counter.load(Ordering::Relaxed) == n

@@ -2,9 +2,9 @@
 //!
 //! Waiting is where a work-stealing pool earns its keep, so there are two ways to wait:
 //!
-//! * a **worker** waits by running other jobs ([`StealingWaiter`], the pool's
-//!   `WorkerThread::wait_until`), which keeps executing other jobs and only parks (through the sleep module) when
-//!   there is nothing to do. Those latches are built on [`CoreLatch`], whose four states
+//! * a **worker** waits by executing other jobs (the pool's `WorkerThread::wait_until`,
+//!   reached from here through [`StealingWaiter`]) and only parks (through the sleep
+//!   module) when there is nothing to do. Those latches are built on [`CoreLatch`], whose four states
 //!   let the setter know whether the owner is asleep and must be woken;
 //! * a thread **outside** the pool has nothing to steal and parks on a [`ParkLatch`]
 //!   (its own job) or blocks on a [`LockLatch`] (mutex + condvar: a registry's start-up

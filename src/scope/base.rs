@@ -143,7 +143,7 @@ impl<'scope> ScopeBase<'scope> {
     /// promise once the latch is set.
     /// Runs a job spawned into this scope on a worker; its count-down is left to the
     /// worker, which delivers it later, together with those of the same scope's jobs it
-    /// runs next (`worker::count_down`).
+    /// runs next (`pool::worker::count_down`).
     ///
     /// # Safety
     /// `this` is alive until this job counted down.

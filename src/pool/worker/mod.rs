@@ -1,9 +1,9 @@
 //! The worker thread and its scheduling loop.
 //!
 //! Each worker owns a LIFO crossbeam-deque [`Worker`]; the registry holds its [`Stealer`]
-//! for the others. The loop: [`WorkerThread::wait_until`] (here) runs local jobs, then
-//! searches ([`WorkerThread::find_work`], `search.rs`), then parks (`sleep`). The other
-//! modules: `lazy_join.rs` (the private second halves of `join`), `count_down.rs`
+//! for the others. The loop: [`WorkerThread::wait_until`] (`wait.rs`) runs local jobs,
+//! then searches ([`WorkerThread::find_work`], `search.rs`), then parks (`sleep`). The
+//! other modules: `lazy_join.rs` (the private second halves of `join`), `count_down.rs`
 //! (scope jobs' deferred count-downs and arena releases).
 
 use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
@@ -12,17 +12,17 @@ use crate::metrics::WorkerCounters;
 use crate::pool::pending::PendingHalves;
 use crate::pool::registry::{Registry, WorkerQueues};
 use crate::sleep::Sleep;
+use crate::sync::deque::{Stealer, Worker};
+use crate::sync::{Arc, Cell};
 use crate::timeline_hooks::WorkerRecorder;
+use count_down::DeferredCountDowns;
+use crossbeam_utils::CachePadded;
+use std::ptr;
 
 mod count_down;
-use count_down::DeferredCountDowns;
 mod lazy_join;
 mod search;
 mod wait;
-use crate::sync::deque::{Stealer, Worker};
-use crate::sync::{Arc, Cell};
-use crossbeam_utils::CachePadded;
-use std::ptr;
 
 thread_local! {
     /// The worker running on this thread, if any. Points into `main_loop`'s frame, or to

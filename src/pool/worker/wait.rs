@@ -109,7 +109,7 @@ enum Frame {
 impl StealingWaiter for WorkerThread {
     #[inline]
     fn latch_owner(&self) -> &LatchOwner {
-        self.pending.owner()
+        WorkerThread::latch_owner(self)
     }
     fn wait_until_set(&self, latch: &CoreLatch) {
         self.wait_until(latch)
