@@ -17,8 +17,9 @@
 use crate::latch::CoreLatch;
 use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
-use crate::sync::protocol::{thread, AtomicBool};
-use crate::sync::{Arc, Ordering};
+use crate::sync::checked::{thread, AtomicBool};
+use crate::sync::unchecked::Arc;
+use crate::sync::Ordering;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Wake, Waker};
@@ -55,8 +56,11 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// The waker of a future driven on a worker: sets the worker's latch, waking it if it
 /// parked on it. Owned by the waker (an `Arc`), since wakers may outlive `block_on`.
 struct LatchWake {
+    /// The latch the worker waits on between polls; reset before each poll.
     latch: CoreLatch,
+    /// The sleep state of the worker's pool, to wake the worker if it parked.
     sleep: Arc<Sleep>,
+    /// The worker's index in its pool.
     index: usize,
 }
 
@@ -72,6 +76,8 @@ impl Wake for LatchWake {
     }
 }
 
+/// `block_on` on a worker: polls `future`, and between polls runs the pool's jobs (or
+/// parks) until the waker sets the latch.
 fn block_on_worker<T>(worker: &WorkerThread, mut future: Pin<&mut impl Future<Output = T>>) -> T {
     let wake = Arc::new(LatchWake {
         latch: CoreLatch::new(),
@@ -91,7 +97,9 @@ fn block_on_worker<T>(worker: &WorkerThread, mut future: Pin<&mut impl Future<Ou
 
 /// The waker of a future driven on a thread outside any pool: a flag and an unpark.
 struct ThreadWake {
+    /// Set by the waker, cleared by the polling thread before it polls again.
     notified: AtomicBool,
+    /// The thread that polls the future, unparked by the waker.
     thread: thread::Thread,
 }
 
@@ -107,6 +115,8 @@ impl Wake for ThreadWake {
     }
 }
 
+/// `block_on` outside any pool: polls `future`, and parks between polls until the waker
+/// sets the flag.
 fn block_on_thread<T>(mut future: Pin<&mut impl Future<Output = T>>) -> T {
     let wake = Arc::new(ThreadWake {
         notified: AtomicBool::new(false),

@@ -18,6 +18,7 @@ use std::fmt;
 #[deprecated(note = "use `ThreadPoolBuilder`")]
 #[derive(Default)]
 pub struct Configuration {
+    /// The builder every method forwards to.
     builder: ThreadPoolBuilder,
 }
 
@@ -154,12 +155,14 @@ impl Configuration {
         self.map(|b| b.exit_handler(exit_handler))
     }
 
+    /// Applies `f` to the wrapped builder.
     fn map(self, f: impl FnOnce(ThreadPoolBuilder) -> ThreadPoolBuilder) -> Self {
         Configuration {
             builder: f(self.builder),
         }
     }
 
+    /// The wrapped builder, for `initialize` and `ThreadPool::new`.
     pub(crate) fn into_builder(self) -> ThreadPoolBuilder {
         self.builder
     }

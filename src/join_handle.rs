@@ -13,8 +13,9 @@ use crate::pool::registry::{report_panic, PanicHandler, Registry};
 use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
 use crate::spawn::{spawn_job_in, Order};
-use crate::sync::protocol::{AtomicBool, Condvar, Mutex};
-use crate::sync::{Arc, Ordering};
+use crate::sync::checked::{AtomicBool, Condvar, Mutex};
+use crate::sync::unchecked::Arc;
+use crate::sync::Ordering;
 use crate::unwind;
 use std::fmt;
 use std::future::Future;
@@ -34,7 +35,7 @@ use std::thread;
 /// awaiting task when it finishes.
 ///
 /// Dropping the handle detaches the job: it still runs; its value is dropped, and a panic
-/// goes to the pool's panic handler as for [`spawn`](crate::spawn).
+/// goes to the pool's panic handler as for [`spawn`](fn@crate::spawn).
 ///
 /// ```
 /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -44,6 +45,7 @@ use std::thread;
 /// assert_eq!(squares, [1, 4, 9, 16]);
 /// ```
 pub struct JoinHandle<T> {
+    /// The state shared with the job.
     state: Arc<HandleState<T>>,
     /// The pool's panic handler: where an unjoined outcome's panic goes when the handle
     /// is dropped after the job finished (the panic of an unjoined job, or of its value's
@@ -55,7 +57,10 @@ pub struct JoinHandle<T> {
     panic_handler: AssertUnwindSafe<Option<std::sync::Arc<PanicHandler>>>,
 }
 
+/// What a handle shares with its job: the outcome and how to wake whoever waits for it.
 pub(crate) struct HandleState<T> {
+    /// The outcome and the waiters, under the lock that `complete`, `join`, `poll` and
+    /// `drop` take.
     slot: Mutex<Slot<T>>,
     /// Wakes a joiner that is not a worker.
     condvar: Condvar,
@@ -63,7 +68,10 @@ pub(crate) struct HandleState<T> {
     finished: AtomicBool,
 }
 
+/// What [`HandleState::slot`] guards.
 struct Slot<T> {
+    /// The job's value or panic: `None` until the job finished, and again once `join` or
+    /// `poll` took it.
     result: Option<thread::Result<T>>,
     /// A worker waiting in `join`, to be woken through its latch.
     waiter: Option<Waiter>,
@@ -75,10 +83,12 @@ struct Slot<T> {
 
 /// A worker blocked in `JoinHandle::join`: its latch (on its stack) and how to wake it.
 struct Waiter {
+    /// The latch on the waiting worker's stack, which the job sets.
     latch: *const CoreLatch,
     /// The waiting worker's pool's sleep state (our own `Arc`: the pool may be gone once
     /// the latch is set).
     sleep: Arc<Sleep>,
+    /// The waiting worker's index in its pool.
     index: usize,
 }
 
@@ -87,7 +97,7 @@ struct Waiter {
 unsafe impl Send for Waiter {}
 
 /// Runs `func` on the current pool (the global pool if the caller is not a worker), like
-/// [`spawn`](crate::spawn), and returns a [`JoinHandle`] for its result.
+/// [`spawn`](fn@crate::spawn), and returns a [`JoinHandle`] for its result.
 ///
 /// # Panics
 /// A panic in `func` is not sent to the panic handler: [`JoinHandle::join`] returns it as

@@ -17,13 +17,13 @@
 //!   injected job every 61 local jobs even while its deque never runs dry (fair
 //!   injection); inside a job it runs other jobs only where rayon-core does (while
 //!   waiting), so a lock or a borrow held across `join` is as safe as on rayon-core.
-//! * [`join`] is **lazy**: the second half waits on a private per-worker stack and is
+//! * [`join`](fn@join) is **lazy**: the second half waits on a private per-worker stack and is
 //!   promoted to the deque only when another worker is idle, or rescued by an idle worker
 //!   when the first half runs long without calling into the pool (`docs/join.md`). About
 //!   half of rayon-core's cost per `join`, with the same semantics.
 //! * A **sleep/wake** protocol parks a worker only after a round confirmed `Empty`
 //!   everywhere, and never loses a wake-up (see `docs/sleep.md`).
-//! * [`join`], [`scope`], [`spawn`] and [`ThreadPool::install`] behave as in rayon-core,
+//! * [`join`](fn@join), [`scope`](fn@scope), [`spawn`](fn@spawn) and [`ThreadPool::install`] behave as in rayon-core,
 //!   except that a panicking `spawn` without a panic handler does not abort the process.
 //!
 //! ```
@@ -45,6 +45,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
+#![warn(clippy::missing_docs_in_private_items)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(unreachable_pub)]
 #![deny(missing_debug_implementations)]
@@ -129,11 +130,14 @@ pub fn max_num_threads() -> usize {
 /// ```
 #[derive(Debug)]
 pub struct FnContext {
+    /// What [`FnContext::migrated`] returns.
     migrated: bool,
+    /// Makes the context neither `Send` nor `Sync`.
     _marker: PhantomData<*mut ()>,
 }
 
 impl FnContext {
+    /// A context whose [`migrated`](FnContext::migrated) answers `migrated`.
     #[inline]
     fn new(migrated: bool) -> Self {
         FnContext {

@@ -16,7 +16,9 @@
 //!
 //! [`ThreadPool::metrics`]: crate::ThreadPool::metrics
 
-use crate::sync::{Arc, AtomicU64, OnceLock, Ordering};
+use crate::sync::unchecked::{Arc, AtomicU64, OnceLock};
+
+use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::fmt;
 use std::time::Instant;
@@ -31,17 +33,29 @@ pub(crate) fn now_ns() -> u64 {
 /// One worker's live counters. Written only by the owning worker.
 #[derive(Debug, Default)]
 pub(crate) struct WorkerCounters {
+    /// Jobs popped from the own deque or batch queue ([`WorkerMetrics::local_pops`]).
     local_pops: AtomicU64,
+    /// Jobs taken from the own broadcast queue ([`WorkerMetrics::broadcast_jobs`]).
     broadcast_jobs: AtomicU64,
+    /// Takes from the injector ([`WorkerMetrics::injector_batches`]).
     injector_batches: AtomicU64,
+    /// Jobs those takes moved ([`WorkerMetrics::injector_jobs`]).
     injector_jobs: AtomicU64,
+    /// Successful steals from other workers ([`WorkerMetrics::steals`]).
     steals: AtomicU64,
+    /// `Steal::Retry` answers seen ([`WorkerMetrics::retries_seen`]).
     retries_seen: AtomicU64,
+    /// Search rounds repeated because of `Retry` ([`WorkerMetrics::retry_rounds`]).
     retry_rounds: AtomicU64,
+    /// `join` halves promoted to the own deque ([`WorkerMetrics::promotions`]).
     promotions: AtomicU64,
+    /// `join` halves rescued from other workers ([`WorkerMetrics::rescues`]).
     rescues: AtomicU64,
+    /// Parks on the condvar ([`WorkerMetrics::parks`]).
     parks: AtomicU64,
+    /// Wake-ups from a park ([`WorkerMetrics::unparks`]).
     unparks: AtomicU64,
+    /// Nanoseconds parked, parks in progress excluded ([`WorkerMetrics::parked_ns`]).
     parked_ns: AtomicU64,
     /// When the current park began (`now_ns()` + 1), 0 when not
     /// parked; lets a snapshot include a park still in progress.
@@ -60,35 +74,43 @@ fn bump(counter: &AtomicU64, n: u64) {
 }
 
 impl WorkerCounters {
+    /// Counts a job popped from the own deque or batch queue.
     #[inline]
     pub(crate) fn local_pop(&self) {
         bump(&self.local_pops, 1);
     }
+    /// Counts a job taken from the own broadcast queue.
     #[inline]
     pub(crate) fn broadcast_job(&self) {
         bump(&self.broadcast_jobs, 1);
     }
+    /// Counts a take from the injector that moved `jobs_moved` jobs.
     #[inline]
     pub(crate) fn injector_batch(&self, jobs_moved: u64) {
         bump(&self.injector_batches, 1);
         bump(&self.injector_jobs, jobs_moved);
     }
+    /// Counts a successful steal from another worker's deque.
     #[inline]
     pub(crate) fn steal(&self) {
         bump(&self.steals, 1);
     }
+    /// Counts a `Steal::Retry` answer.
     #[inline]
     pub(crate) fn retry_seen(&self) {
         bump(&self.retries_seen, 1);
     }
+    /// Counts a search round repeated because some source answered `Retry`.
     #[inline]
     pub(crate) fn retry_round(&self) {
         bump(&self.retry_rounds, 1);
     }
+    /// Counts a `join` half promoted from the private stack to the own deque.
     #[inline]
     pub(crate) fn promotion(&self) {
         bump(&self.promotions, 1);
     }
+    /// Counts a `join` half rescued from another worker's private stack.
     #[inline]
     pub(crate) fn rescue(&self) {
         bump(&self.rescues, 1);
@@ -109,6 +131,8 @@ impl WorkerCounters {
         bump(&self.parked_ns, nanos);
     }
 
+    /// The counters as worker `index`'s metrics; `now_since_epoch_ns` (`now_ns()`) ends a
+    /// park still in progress.
     pub(crate) fn snapshot(&self, index: usize, now_since_epoch_ns: u64) -> WorkerMetrics {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let started = get(&self.park_started);
@@ -146,10 +170,12 @@ pub(crate) struct RegistryCounters {
     /// One block per worker; the worker keeps its own `Arc` (no index, no bounds check on
     /// the hot path).
     workers: Vec<Arc<CachePadded<WorkerCounters>>>,
+    /// Jobs pushed on the injector ([`PoolMetrics::injected_jobs`]).
     injected_jobs: CachePadded<AtomicU64>,
 }
 
 impl RegistryCounters {
+    /// Zeroed counters for `n_threads` workers.
     pub(crate) fn new(n_threads: usize) -> Self {
         RegistryCounters {
             workers: (0..n_threads).map(|_| Default::default()).collect(),
@@ -171,6 +197,7 @@ impl RegistryCounters {
         self.injected_jobs.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The pool's metrics at this moment: every worker's block and the injected total.
     pub(crate) fn snapshot(&self) -> PoolMetrics {
         let now = now_ns();
         PoolMetrics {

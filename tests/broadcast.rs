@@ -33,6 +33,7 @@ fn back_to_back_broadcasts_race_with_falling_asleep() {
     watchdog(120, || {
         let pool = ThreadPoolBuilder::new().num_threads(4).build().unwrap();
         let runs = AtomicUsize::new(0);
+        let before = pool.metrics().total().unparks;
         for i in 0..3000 {
             pool.broadcast(|ctx| {
                 if ctx.index() == i % 4 {
@@ -42,6 +43,11 @@ fn back_to_back_broadcasts_race_with_falling_asleep() {
             });
         }
         assert_eq!(runs.load(Ordering::Relaxed), 3000 * 4);
+        // The race needs workers that fell asleep between broadcasts: some did, and woke.
+        assert!(
+            pool.metrics().total().unparks > before,
+            "no worker parked between the broadcasts"
+        );
     });
 }
 

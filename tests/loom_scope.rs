@@ -1,6 +1,6 @@
 //! Loom model of scope completion: the scope's `CountLatch` (the real type, through
 //! `stealpool::__loom_scope`) counted down by jobs on other threads, singly or in a
-//! worker's deferred batch (`src/worker/count_down.rs`), while the owner waits on its
+//! worker's deferred batch (`src/pool/worker/deferred.rs`), while the owner waits on its
 //! `ParkLatch` (an outside thread's `in_place_scope`). Each model checks that the owner
 //! returns (a lost unpark is a loom deadlock) and only after every job: every job writes a
 //! loom `UnsafeCell` before it counts down, and the owner reads them all after the wait,

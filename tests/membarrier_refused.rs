@@ -15,65 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::seccomp::refuse_membarrier;
 use common::{fib, wait_until, watchdog};
 use stealpool::{ThreadPool, ThreadPoolBuilder};
 
 const THREADS: usize = 2;
 const WAIT: Duration = Duration::from_secs(20);
-
-/// Installs, on every thread of the process, a seccomp filter that makes `membarrier`
-/// fail with EPERM and allows everything else. Returns the error if the kernel refused
-/// the filter itself.
-fn refuse_membarrier() -> std::io::Result<()> {
-    let filter = [
-        // Load the syscall number (offset 0 of `struct seccomp_data`).
-        libc::sock_filter {
-            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
-            jt: 0,
-            jf: 0,
-            k: 0,
-        },
-        libc::sock_filter {
-            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 1,
-            k: libc::SYS_membarrier as u32,
-        },
-        libc::sock_filter {
-            code: (libc::BPF_RET | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 0,
-            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
-        },
-        libc::sock_filter {
-            code: (libc::BPF_RET | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 0,
-            k: libc::SECCOMP_RET_ALLOW,
-        },
-    ];
-    let program = libc::sock_fprog {
-        len: filter.len() as u16,
-        filter: filter.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: plain prctl/seccomp calls; `program` and `filter` outlive them, and the
-    // kernel copies the program.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_TSYNC,
-            &program as *const libc::sock_fprog,
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
 
 /// Waits until every worker is blocked inside a park (counted a park and not yet the
 /// matching unpark: a worker that registers as a sleeper and then backs out, as a

@@ -2,7 +2,12 @@
 //! must not use up a `Thread::unpark` meant for its own later `std::thread::park()`:
 //! code that hands a thread a token before calling into the pool and parks after (it
 //! works with rayon-core, whose outside callers block on a condvar) would hang.
-//! (Found by a breaker run: the token was eaten 5 times out of 5.)
+//!
+//! The interleaving each case needs, the caller blocked in its wait before the job
+//! finishes, is forced where the caller's state is observable (Linux, `/proc`): the job
+//! waits until the caller's thread sleeps, and the test asserts that the caller blocked
+//! inside the call (its voluntary context switches grew). Elsewhere the job sleeps 20 ms
+//! instead, which makes the wait likely but asserts nothing.
 
 mod common;
 
@@ -13,12 +18,55 @@ use std::time::Duration;
 use common::watchdog;
 use stealpool::ThreadPoolBuilder;
 
-/// Gives the calling thread a park token from another thread, runs `call`, then parks:
-/// the park must return (the token was there before the call).
-fn token_survives(call: impl FnOnce()) {
+/// The calling thread's id in `/proc` (Linux), if there is one.
+fn my_tid() -> Option<String> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str().map(str::to_owned)
+}
+
+/// The state letter of this process's thread `tid` (`S`: sleeping), from `/proc`.
+fn thread_state(tid: &str) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // "tid (comm) S ...": the state follows the last ')'.
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// How often this process's thread `tid` gave up the CPU to wait.
+fn voluntary_switches(tid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("voluntary_ctxt_switches"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A job body that returns only once the thread `caller` is blocked (with `/proc`), or
+/// after 20 ms (without).
+fn until_blocked(caller: Option<String>) -> impl Fn() + Send + Sync + Clone {
+    move || match &caller {
+        Some(tid) => {
+            while thread_state(tid) != Some('S') {
+                thread::yield_now();
+            }
+        }
+        None => thread::sleep(Duration::from_millis(20)),
+    }
+}
+
+/// Gives the calling thread a park token from another thread, runs `call` with a job
+/// body that outlasts the caller's first block, then parks: the park must return (the
+/// token was there before the call).
+fn token_survives(call: impl FnOnce(&(dyn Fn() + Send + Sync))) {
     let me = thread::current();
+    let tid = my_tid();
+    let body = until_blocked(tid.clone());
     thread::spawn(move || me.unpark()).join().unwrap();
-    call();
+    let before = tid.as_deref().and_then(voluntary_switches);
+    call(&body);
+    if let (Some(tid), Some(before)) = (tid.as_deref(), before) {
+        let after = voluntary_switches(tid).expect("/proc/self/task/<tid>/status");
+        assert!(after > before, "the caller never blocked inside the call");
+    }
     // With the token kept this returns at once; a lost token hangs until the watchdog.
     thread::park();
 }
@@ -27,21 +75,21 @@ fn token_survives(call: impl FnOnce()) {
 fn a_pending_unpark_survives_install_scope_and_broadcast() {
     watchdog(60, || {
         let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        // The job outlasts the caller's first park, so the caller parks while waiting.
-        let slow = || thread::sleep(Duration::from_millis(20));
-        token_survives(|| pool.install(slow));
-        token_survives(|| {
+        token_survives(|slow| pool.install(slow));
+        token_survives(|slow| {
             stealpool::in_place_scope(|s| {
                 s.spawn(|_| slow());
             })
         });
-        token_survives(|| {
+        token_survives(|slow| {
             pool.broadcast(|_| slow());
         });
         let (tx, rx) = mpsc::channel();
-        token_survives(|| {
+        // The handle's job must be `'static`: its own body, for the same caller.
+        token_survives(|_| {
+            let body = until_blocked(my_tid());
             pool.spawn_with_handle(move || {
-                slow();
+                body();
                 tx.send(()).unwrap();
             })
             .join()

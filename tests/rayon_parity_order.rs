@@ -17,7 +17,7 @@
 //! rayon-core runs the local jobs first (`tests/lazy_join.rs:
 //! injected_work_starts_between_top_level_jobs_that_keep_the_deque_full` checks it); and
 //! its search takes the injector before other workers' deques, where rayon-core steals
-//! first (`tests/rayon_core_api.rs: yield_now_takes_injected_jobs_before_stealing`).
+//! first (`tests/rayon_core_api/yield_.rs: yield_now_takes_injected_jobs_before_stealing`).
 
 mod common;
 

@@ -15,7 +15,7 @@
 //! One difference is deliberate and not checked here: after `a` panicked, a `b` that nobody
 //! took reports `FnContext::migrated() == false` on stealpool (it runs directly) and
 //! `true` on rayon-core (it runs through the wait), as documented on `FnContext::migrated`;
-//! `tests/adversarial.rs` checks stealpool's
+//! `tests/panic_payloads.rs` checks stealpool's
 //! (`join_context_b_after_a_panicked_is_not_reported_migrated_on_the_same_thread`).
 
 mod common;

@@ -1,4 +1,4 @@
-//! Deferred count-downs (`src/worker/count_down.rs`): a worker that runs several jobs of
+//! Deferred count-downs (`src/pool/worker/deferred.rs`): a worker that runs several jobs of
 //! one scope reports their completions to the scope once. A deferred count keeps its scope
 //! from completing, so it must be delivered before the worker runs anything that could wait
 //! for that scope. Each test builds one way to wait for it, on a one-thread pool where the

@@ -13,7 +13,7 @@ use crate::job::{HeapJob, StackJob};
 use crate::latch::{CountLatch, LatchRef};
 use crate::pool::registry::{Registry, WaitNeeds};
 use crate::pool::worker::WorkerThread;
-use crate::sync::Arc;
+use crate::sync::unchecked::Arc;
 use crate::unwind;
 use std::fmt;
 use std::marker::PhantomData;
@@ -32,6 +32,7 @@ use std::mem;
 /// assert_eq!(seen, [(0, 2), (1, 2)]);
 /// ```
 pub struct BroadcastContext<'a> {
+    /// The worker running the broadcast closure.
     worker: &'a WorkerThread,
     /// Makes the context `!Send` and `!Sync`, as in rayon-core.
     _marker: PhantomData<&'a mut dyn Fn()>,
@@ -119,7 +120,7 @@ where
 /// if the caller is not a worker). Each run holds the pool alive, like a `spawn`.
 ///
 /// # Panics
-/// A panic in `op` goes to the pool's panic handler, as for [`spawn`](crate::spawn).
+/// A panic in `op` goes to the pool's panic handler, as for [`spawn`](fn@crate::spawn).
 /// Panics if the pool has already terminated (see [`broadcast`]).
 ///
 /// ```

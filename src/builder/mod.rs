@@ -180,8 +180,8 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         Ok(ThreadPool::from_registry(registry))
     }
 
-    /// Builds the global pool, the one used by the free functions ([`join`](crate::join),
-    /// [`spawn`](crate::spawn), ...) outside any pool. Waits until every worker started.
+    /// Builds the global pool, the one used by the free functions ([`join`](fn@crate::join),
+    /// [`spawn`](fn@crate::spawn), ...) outside any pool. Waits until every worker started.
     ///
     /// # Errors
     /// As [`build`](Self::build), plus an error if the global pool already exists (built

@@ -11,8 +11,9 @@
 //! the owner *retires* it, subtracting `OWNER_REF - allocated`; every job, once it ran,
 //! subtracts one. The subtractions sum to `OWNER_REF`, and whoever brings the count to
 //! zero frees the chunk (the pattern of `Arc`'s last reference). A worker that runs jobs
-//! subtracts their ones together, per chunk ([`DeferredReleases`]), so the count's cache
-//! line does not move between workers for every job.
+//! subtracts their ones together, per chunk (the worker's deferred work,
+//! `pool::worker::deferred`), so the count's cache line does not move between workers
+//! for every job.
 //!
 //! Jobs larger than [`MAX_JOB_BYTES`], over-aligned ones, and jobs spawned from threads
 //! that are not workers are boxed as before.
@@ -44,11 +45,14 @@ pub(crate) struct Chunk {
 }
 
 impl Chunk {
+    /// The layout of a whole chunk: `CHUNK_BYTES` aligned to `CHUNK_ALIGN`.
     fn layout() -> Layout {
         // Both constants are powers of two and the size a multiple of the alignment.
         Layout::from_size_align(CHUNK_BYTES, CHUNK_ALIGN).expect("chunk layout")
     }
 
+    /// A fresh chunk with its header written (`live` at `OWNER_REF`); aborts through
+    /// `handle_alloc_error` if the allocation fails.
     fn allocate() -> NonNull<Chunk> {
         let layout = Self::layout();
         // SAFETY: the layout has a non-zero size.
@@ -85,6 +89,7 @@ impl Chunk {
 
 /// A worker's current chunk. Only the owning worker allocates from it.
 pub(crate) struct JobArena {
+    /// The chunk jobs are carved from; null before the first job and after `retire`.
     chunk: Cell<*const Chunk>,
     /// Offset of the first free byte in `chunk`.
     next: Cell<usize>,
@@ -93,6 +98,7 @@ pub(crate) struct JobArena {
 }
 
 impl JobArena {
+    /// An arena without a chunk: the first `allocate` allocates one.
     pub(crate) fn new() -> Self {
         JobArena {
             chunk: Cell::new(ptr::null()),
@@ -142,50 +148,6 @@ impl Drop for JobArena {
     }
 }
 
-/// The chunk references of jobs a worker ran, given back together per chunk.
-pub(crate) struct DeferredReleases {
-    chunk: Cell<*const Chunk>,
-    count: Cell<usize>,
-}
-
-impl DeferredReleases {
-    pub(crate) fn new() -> Self {
-        DeferredReleases {
-            chunk: Cell::new(ptr::null()),
-            count: Cell::new(0),
-        }
-    }
-
-    /// A job of `chunk` ran: its reference is given back later.
-    ///
-    /// # Safety
-    /// The caller hands over one reference to `chunk`.
-    #[inline]
-    pub(crate) unsafe fn release(&self, chunk: *const Chunk) {
-        if !ptr::eq(self.chunk.get(), chunk) {
-            self.flush();
-            self.chunk.set(chunk);
-        }
-        self.count.set(self.count.get() + 1);
-    }
-
-    /// Gives back every deferred reference (before the worker goes idle, and at exit).
-    #[inline]
-    pub(crate) fn flush(&self) {
-        let count = self.count.replace(0);
-        if count != 0 {
-            // SAFETY: `count` references to this chunk were handed over by `release`.
-            unsafe { Chunk::release(self.chunk.get(), count) };
-        }
-    }
-}
-
-impl Drop for DeferredReleases {
-    fn drop(&mut self) {
-        self.flush();
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -203,19 +165,19 @@ mod tests {
         // The second job still holds the chunk: its count is one.
         // SAFETY: the chunk is alive (one reference left).
         assert_eq!(unsafe { (*first).live.load(Ordering::Relaxed) }, 1);
-        let releases = DeferredReleases::new();
-        // SAFETY: the second job's reference.
-        unsafe { releases.release(same) };
-        releases.flush();
+        // SAFETY: the second job's reference: the last one, which frees the chunk.
+        unsafe { Chunk::release(same, 1) };
     }
 
     #[test]
     fn full_chunks_are_replaced_and_big_jobs_refused() {
         let arena = JobArena::new();
         let layout = Layout::new::<[u8; MAX_JOB_BYTES]>();
-        let releases = DeferredReleases::new();
         let mut switches = 0;
         let mut last = ptr::null();
+        // The jobs' references are given back at the end: a chunk freed earlier could be
+        // handed out again at the same address, and its replacement not be seen.
+        let mut held = Vec::new();
         for _ in 0..(3 * CHUNK_BYTES / MAX_JOB_BYTES) {
             let (place, chunk) = arena.allocate(layout).unwrap();
             let start = chunk as usize;
@@ -225,10 +187,13 @@ mod tests {
                 switches += 1;
                 last = chunk;
             }
-            // SAFETY: this job's reference, given back once.
-            unsafe { releases.release(chunk) };
+            held.push(chunk);
         }
         assert!(switches >= 3);
+        for chunk in held {
+            // SAFETY: each job's reference, given back once.
+            unsafe { Chunk::release(chunk, 1) };
+        }
         assert!(arena
             .allocate(Layout::new::<[u8; MAX_JOB_BYTES + 1]>())
             .is_none());

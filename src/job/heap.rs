@@ -9,6 +9,7 @@ use super::{Job, JobRef};
 /// type tag's bit of its `JobRef` stays clear.
 #[repr(align(2))]
 pub(crate) struct HeapJob<F> {
+    /// The job's closure, run once by `execute`.
     func: F,
 }
 
@@ -53,10 +54,12 @@ where
 /// job, so every job runs exactly once, in FIFO order relative to the others in this
 /// queue.
 pub(crate) struct JobFifo {
+    /// The queued jobs, oldest first.
     inner: crate::sync::deque::Injector<JobRef>,
 }
 
 impl JobFifo {
+    /// An empty FIFO.
     pub(crate) fn new() -> Self {
         JobFifo {
             inner: crate::sync::deque::Injector::new(),

@@ -10,7 +10,7 @@ mod arena;
 mod heap;
 mod stack;
 
-pub(crate) use arena::{Chunk, DeferredReleases, JobArena};
+pub(crate) use arena::{Chunk, JobArena};
 pub(crate) use heap::{HeapJob, JobFifo};
 pub(crate) use stack::{JoinHalf, StackJob};
 
@@ -43,7 +43,9 @@ pub(crate) trait Job {
 /// [`JoinHalf::hand_out`]), whose callers answer for it.
 #[derive(Debug)]
 pub(crate) struct JobRef {
+    /// The job's data, with the type tag in its lowest bit.
     pointer: *const (),
+    /// The function that runs the job `pointer` points to.
     execute_fn: unsafe fn(*const ()),
 }
 

@@ -3,7 +3,7 @@
 
 use super::{Job, JobRef, JobResult};
 use crate::latch::{JoinLatch, LatchOwner};
-use crate::sync::UnsafeCell;
+use crate::sync::checked::UnsafeCell;
 use crate::unwind;
 use std::mem::{self, ManuallyDrop, MaybeUninit};
 
@@ -27,7 +27,9 @@ pub(crate) struct StackJob<L, F, R> {
     execute: unsafe fn(*const ()),
     /// Set after `result` is written; the waiter may free the job as soon as it observes it.
     pub(crate) latch: L,
+    /// The closure, until `run_inline` or `execute` takes it.
     func: UnsafeCell<ManuallyDrop<F>>,
+    /// The closure's value or panic, written by `execute` before it sets `latch`.
     result: UnsafeCell<MaybeUninit<JobResult<R>>>,
 }
 
@@ -84,7 +86,7 @@ where
     pub(crate) unsafe fn run_inline(&self, migrated: bool) -> R {
         // SAFETY: per the contract this thread is the job's only user and the closure
         // was not taken yet.
-        let func = unsafe { ManuallyDrop::take(&mut *self.func.get()) };
+        let func = unsafe { self.func.with_mut(|func| ManuallyDrop::take(&mut *func)) };
         func(migrated)
     }
 
@@ -99,7 +101,7 @@ where
     unsafe fn take_result(&self) -> JobResult<R> {
         // SAFETY: per the contract the result is initialised, nobody else touches it
         // any more, and it is read only once.
-        unsafe { (*self.result.get()).assume_init_read() }
+        unsafe { self.result.with(|result| (*result).assume_init_read()) }
     }
 
     /// The job's value after its latch was observed set.
@@ -148,7 +150,9 @@ pub(crate) struct JoinHalf(*const ());
 /// The header every `StackJob<JoinLatch, _, _>` starts with (`StackJob` is `repr(C)`).
 #[repr(C)]
 struct JoinHalfHeader {
+    /// The job's `StackJob::execute` field.
     execute: unsafe fn(*const ()),
+    /// The job's `StackJob::latch` field.
     latch: JoinLatch,
 }
 
@@ -230,8 +234,10 @@ where
         // the closure is still there; until the latch is set nobody else touches `func`
         // or `result`.
         unsafe {
-            let func = ManuallyDrop::take(&mut *(*this).func.get());
-            (*(*this).result.get()).write(JobResult::call(move || func(true)));
+            let func = (*this).func.with_mut(|func| ManuallyDrop::take(&mut *func));
+            (*this).result.with_mut(|result| {
+                (*result).write(JobResult::call(move || func(true)));
+            });
             // After `set` the owner may free the job: `this` is not used again.
             L::set(&(*this).latch);
         }

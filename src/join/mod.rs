@@ -11,9 +11,10 @@
 
 use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{CoreLatch, JoinLatch};
-use crate::pool::pending::Popped;
+use crate::pool::pending::{PendingHalves, Popped};
 use crate::pool::registry;
-use crate::pool::worker::WorkerThread;
+use crate::pool::worker::{JoinStack, RunJobs, Waiter, WorkerThread};
+use crate::sync::barrier::{CheckedLight, FixedLight, Light};
 use crate::unwind;
 use crate::FnContext;
 
@@ -58,13 +59,17 @@ where
 ///
 /// ```
 /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-/// let (a, b) = pool.install(|| {
-///     stealpool::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated())
+/// let (a, (b, b_elsewhere)) = pool.install(|| {
+///     let caller = std::thread::current().id();
+///     stealpool::join_context(
+///         |ctx| ctx.migrated(),
+///         move |ctx| (ctx.migrated(), std::thread::current().id() != caller),
+///     )
 /// });
 /// // The first closure runs on the calling worker: never migrated.
 /// assert!(!a);
 /// // The second one is migrated if, and only if, another worker took it.
-/// let _ = b;
+/// assert_eq!(b, b_elsewhere);
 ///
 /// // Called from outside the pool, the whole `join` moves onto a worker of the global
 /// // pool, so the first closure counts as migrated too.
@@ -78,86 +83,165 @@ where
     RA: Send,
     RB: Send,
 {
-    registry::in_worker(|worker_thread, injected| join_on(worker_thread, injected, oper_a, oper_b))
+    join_here(oper_a, oper_b)
 }
 
-/// What a `join` frame needs from the worker it runs on: the real [`WorkerThread`], or the
+/// The body of [`join_context`]: on the current worker's [`JoinStack`] (the fast path),
+/// else [`join_checked`]. Its own function, not inlined into the caller, with the
+/// thread-local read inside: a recursive caller (a divide-and-conquer) stays small
+/// enough to be inlined into this frame, its base case tested here without a call, and
+/// the thread-local read is this function's own, not one inlined from the caller.
+#[inline(never)]
+fn join_here<A, B, RA, RB>(oper_a: A, oper_b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    WorkerThread::with_join_stack(|stack| match stack {
+        Some(stack) => join_on(&stack, false, oper_a, oper_b),
+        None => {
+            join_checked(|worker_thread, injected| join_on(worker_thread, injected, oper_a, oper_b))
+        }
+    })
+}
+
+/// [`join_context`] without a [`JoinStack`]: on a thread that is not a worker (the `join`
+/// moves onto the global pool), or on a worker whose light barrier is not fixed yet (the
+/// asymmetric barrier not published). `frame` is the `join` frame, run on the
+/// [`WorkerThread`] (which tests the barrier mode at each pop) after the worker's join
+/// stack was fixed if it can be.
+#[cold]
+#[inline(never)]
+fn join_checked<OP, R>(frame: OP) -> R
+where
+    OP: FnOnce(&WorkerThread, bool) -> R + Send,
+    R: Send,
+{
+    registry::in_worker(|worker_thread, injected| {
+        WorkerThread::fix_current_join_stack();
+        frame(worker_thread, injected)
+    })
+}
+
+/// What a `join` frame runs on: the private stack and the pop's barrier on the fast path,
+/// the worker behind them for everything else. Three frames: the current worker's
+/// [`JoinStack`] (the fast path), the [`WorkerThread`] itself (the checked path), and the
 /// loom model's worker (`tests/loom_join_steal.rs`), so that the model runs this very
-/// code. Monomorphised: the real `join` compiles as if it called the worker directly.
-pub(crate) trait JoinWorker {
-    /// [`WorkerThread::reserve_pending`].
-    fn reserve_pending(&self) -> Option<usize>;
-    /// [`WorkerThread::make_room_pending`]: returns the position reserved.
-    fn make_room_pending(&self) -> usize;
-    /// [`WorkerThread::push_pending`].
-    ///
-    /// # Safety
-    /// As `push_pending`: `job` stays valid until popped back, or until its latch is set.
-    unsafe fn push_pending(&self, pos: usize, job: JoinHalf);
-    /// [`WorkerThread::pop_pending`].
-    fn pop_pending(&self, pos: usize) -> Popped;
+/// code. Monomorphised: the real `join` compiles as if it touched the stack directly.
+pub(crate) trait JoinFrame {
+    /// The worker behind the frame.
+    type Worker: JoinWorker;
+    /// The owner's side of the barrier pair in the pop.
+    type Light: Light;
+    /// The worker's private stack of halves.
+    fn stack(&self) -> &PendingHalves;
+    /// The pop's light barrier.
+    fn light(&self) -> Self::Light;
+    /// After the push: whether the worker should offer its oldest half
+    /// ([`promote_for_idle`]).
+    #[inline(always)]
+    fn poll(&self) -> bool {
+        self.stack().poll()
+    }
+    /// Runs `f` on the worker (off the fast path: a full stack, a promotion, a half that
+    /// was taken).
+    fn with_worker<R>(&self, f: impl FnOnce(&Self::Worker) -> R) -> R;
+}
+
+/// What a `join` frame needs from its worker off the fast path: the real
+/// [`WorkerThread`], or the loom model's worker.
+pub(crate) trait JoinWorker: Waiter {
+    /// Whether the own deque is empty (the owner's view).
+    fn deque_is_empty(&self) -> bool;
+    /// Moves the oldest private half to the own deque and tells the sleep module; returns
+    /// whether there was one. Out of line: the `join` frame calls it only to make room or
+    /// for an idle worker.
+    fn promote_oldest(&self) -> bool;
     /// Pops the own deque (LIFO), without counting it as a job taken.
     fn pop_local(&self) -> Option<JobRef>;
-    /// Runs a job popped from the own deque that is not `b` (counted as a local pop).
-    fn execute_local(&self, job: JobRef);
+    /// Counts a job popped from the own deque that is not `b` as a local pop (metrics).
+    fn count_local_pop(&self);
     /// [`WorkerThread::wait_until`]: runs other jobs, or parks, until `latch` is set.
     fn wait_until(&self, latch: &CoreLatch);
-    /// Delivers the scope count-downs that the jobs run here deferred.
-    fn flush_count_downs(&self);
+}
+
+impl JoinFrame for JoinStack<'_> {
+    type Worker = WorkerThread;
+    type Light = FixedLight;
+    #[inline(always)]
+    fn stack(&self) -> &PendingHalves {
+        JoinStack::stack(self)
+    }
+    #[inline(always)]
+    fn light(&self) -> FixedLight {
+        JoinStack::light(self)
+    }
+    #[inline(always)]
+    fn with_worker<R>(&self, f: impl FnOnce(&WorkerThread) -> R) -> R {
+        // A join stack exists only while its worker is the current thread's.
+        WorkerThread::with_current(|worker| {
+            f(worker.expect("stealpool: join stack without a worker"))
+        })
+    }
+}
+
+impl JoinFrame for WorkerThread {
+    type Worker = WorkerThread;
+    type Light = CheckedLight;
+    #[inline(always)]
+    fn stack(&self) -> &PendingHalves {
+        self.pending()
+    }
+    #[inline(always)]
+    fn light(&self) -> CheckedLight {
+        CheckedLight
+    }
+    #[inline(always)]
+    fn with_worker<R>(&self, f: impl FnOnce(&WorkerThread) -> R) -> R {
+        f(self)
+    }
 }
 
 impl JoinWorker for WorkerThread {
     #[inline(always)]
-    fn reserve_pending(&self) -> Option<usize> {
-        WorkerThread::reserve_pending(self)
+    fn deque_is_empty(&self) -> bool {
+        WorkerThread::deque_is_empty(self)
     }
     #[inline(always)]
-    fn make_room_pending(&self) -> usize {
-        WorkerThread::make_room_pending(self)
-    }
-    #[inline(always)]
-    unsafe fn push_pending(&self, pos: usize, job: JoinHalf) {
-        // SAFETY: forwarded.
-        unsafe { WorkerThread::push_pending(self, pos, job) }
-    }
-    #[inline(always)]
-    fn pop_pending(&self, pos: usize) -> Popped {
-        WorkerThread::pop_pending(self, pos)
+    fn promote_oldest(&self) -> bool {
+        WorkerThread::promote_oldest_cold(self)
     }
     #[inline(always)]
     fn pop_local(&self) -> Option<JobRef> {
         WorkerThread::pop_local(self)
     }
     #[inline(always)]
-    fn execute_local(&self, job: JobRef) {
+    fn count_local_pop(&self) {
         self.counters().local_pop();
-        self.execute(job)
     }
     #[inline(always)]
     fn wait_until(&self, latch: &CoreLatch) {
         WorkerThread::wait_until(self, latch)
     }
-    #[inline(always)]
-    fn flush_count_downs(&self) {
-        WorkerThread::flush_count_downs(self)
-    }
 }
 
-/// The `join` frame on `worker`: `injected` says whether the call came from outside the
+/// The `join` frame on `frame`: `injected` says whether the call came from outside the
 /// pool (then `a` counts as migrated). The body of [`join_context`].
 #[inline(always)]
-pub(crate) fn join_on<W, A, B, RA, RB>(worker: &W, injected: bool, oper_a: A, oper_b: B) -> (RA, RB)
+pub(crate) fn join_on<J, A, B, RA, RB>(frame: &J, injected: bool, oper_a: A, oper_b: B) -> (RA, RB)
 where
-    W: JoinWorker,
+    J: JoinFrame,
     A: FnOnce(FnContext) -> RA + Send,
     B: FnOnce(FnContext) -> RB + Send,
     RA: Send,
     RB: Send,
 {
     // A full private stack is made room on out of line (the oldest halves promoted).
-    let pos = match worker.reserve_pending() {
+    let pos = match frame.stack().reserve() {
         Some(pos) => pos,
-        None => worker.make_room_pending(),
+        None => frame.with_worker(|worker| make_room(frame.stack(), worker)),
     };
     let job_b = StackJob::new(
         |migrated| oper_b(FnContext::new(migrated)),
@@ -165,15 +249,17 @@ where
     );
     // SAFETY: `job_b` stays on this frame until it was either taken back (and run
     // inline) or its latch was observed set: every path below waits for one of them,
-    // including the panic path.
-    let offered = unsafe { SecondHalf::offer(worker, pos, job_b.as_join_half()) };
+    // including the panic path (`reclaim` pops the half back and, if it was promoted,
+    // waits for its latch or finds it on the deque). It runs at most once: whoever takes
+    // it from the private stack or the deque.
+    let offered = SecondHalf::offer(frame, pos, unsafe { job_b.as_join_half() });
 
     let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
         Ok(value) => value,
-        Err(payload) => unwind_after_b(worker, offered, &job_b, injected, payload),
+        Err(payload) => unwind_after_b(frame, offered, &job_b, injected, payload),
     };
 
-    match offered.reclaim(worker, &job_b) {
+    match offered.reclaim(frame, &job_b) {
         Reclaimed::NotStolen => {
             // A panic in `oper_b` unwinds straight through: `oper_a` is done.
             // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
@@ -192,7 +278,7 @@ where
 #[cold]
 #[inline(never)]
 fn unwind_after_b<F, R>(
-    worker: &impl JoinWorker,
+    frame: &impl JoinFrame,
     offered: SecondHalf,
     job_b: &StackJob<JoinLatch, F, R>,
     injected: bool,
@@ -202,7 +288,7 @@ where
     F: FnOnce(bool) -> R + Send,
     R: Send,
 {
-    match offered.reclaim(worker, job_b) {
+    match offered.reclaim(frame, job_b) {
         Reclaimed::NotStolen => {
             // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
             let run_b = || unsafe { job_b.run_inline(injected) };
@@ -221,6 +307,7 @@ where
 /// The half waits on the worker's private stack (`pool::pending`) and is promoted to the
 /// worker's deque only when another worker could take it (`docs/join.md`).
 struct SecondHalf {
+    /// The half's position on the worker's private stack.
     pos: usize,
 }
 
@@ -234,15 +321,15 @@ enum Reclaimed {
 
 impl SecondHalf {
     /// Keeps `job_b` on the worker's private stack at `pos` (reserved), from where it may
-    /// be promoted.
-    ///
-    /// # Safety
-    /// `job_b` must stay alive until [`SecondHalf::reclaim`] returns.
+    /// be promoted, and polls whether anyone could use a promoted half (`docs/join.md`).
+    /// The caller of [`reclaim`](Self::reclaim) keeps the job alive until it returns (the
+    /// obligation `JoinHalf`'s maker took on).
     #[inline(always)]
-    unsafe fn offer(worker_thread: &impl JoinWorker, pos: usize, job_b: JoinHalf) -> SecondHalf {
-        // SAFETY: forwarded: `reclaim` pops the half back and, if it was promoted, waits
-        // for its latch (or finds it on the deque) before the caller's frame goes away.
-        unsafe { worker_thread.push_pending(pos, job_b) };
+    fn offer<J: JoinFrame>(frame: &J, pos: usize, job_b: JoinHalf) -> SecondHalf {
+        frame.stack().push_at(pos, job_b);
+        if frame.poll() {
+            frame.with_worker(|worker| promote_for_idle(frame.stack(), worker));
+        }
         SecondHalf { pos }
     }
 
@@ -251,16 +338,12 @@ impl SecondHalf {
     /// (running anything the first half left behind), or finds the deque empty, meaning
     /// `b` was stolen, and then waits for its latch while running other jobs.
     #[inline(always)]
-    fn reclaim<F, R>(
-        self,
-        worker_thread: &impl JoinWorker,
-        job_b: &StackJob<JoinLatch, F, R>,
-    ) -> Reclaimed
+    fn reclaim<F, R>(self, frame: &impl JoinFrame, job_b: &StackJob<JoinLatch, F, R>) -> Reclaimed
     where
         F: FnOnce(bool) -> R + Send,
         R: Send,
     {
-        match worker_thread.pop_pending(self.pos) {
+        match frame.stack().pop(self.pos, frame.light()) {
             Popped::Private => Reclaimed::NotStolen,
             // Promoted or rescued: in both cases pop the deque as rayon-core does. A
             // rescued half is not there; the loop runs what `a` left behind, finds the
@@ -269,9 +352,31 @@ impl SecondHalf {
                 // SAFETY: taken: the half left the private stack, which wrote its latch
                 // under the stack's lock before our pop took that lock.
                 let latch = unsafe { job_b.latch.core_latch() };
-                reclaim_taken(worker_thread, job_b.id(), latch)
+                frame.with_worker(|worker| reclaim_taken(worker, job_b.id(), latch))
             }
         }
+    }
+}
+
+/// The private stack is full: promotes its oldest halves until a push fits, and returns
+/// the position reserved (`PendingHalves::make_room`). Out of line: past 63 nested
+/// `join`s only.
+#[cold]
+#[inline(never)]
+fn make_room(stack: &PendingHalves, worker: &impl JoinWorker) -> usize {
+    stack.make_room(|| worker.promote_oldest())
+}
+
+/// The rest of the per-`join` poll (`PendingHalves::poll`) when some worker is idle:
+/// promotes the oldest half, unless the deque still holds an earlier one (a thief takes
+/// that first; the next polls are then skipped, `PendingHalves::skip_polls`). Inlined
+/// into the frame: the look at the deque is two loads, and only a promotion is a call.
+#[inline(always)]
+fn promote_for_idle(stack: &PendingHalves, worker: &impl JoinWorker) {
+    if worker.deque_is_empty() {
+        worker.promote_oldest();
+    } else {
+        stack.skip_polls();
     }
 }
 
@@ -284,14 +389,18 @@ fn reclaim_taken(
     id: (*const (), usize),
     latch: &CoreLatch,
 ) -> Reclaimed {
-    let reclaimed = pop_until_found(worker_thread, id, latch);
-    // Back to the `join`'s code: deliver what the jobs run here deferred.
-    worker_thread.flush_count_downs();
-    reclaimed
+    // The jobs run here go through `run`; it drops before the `join`'s code goes on,
+    // delivering what they deferred.
+    let run = worker_thread.run_jobs();
+    pop_until_found(worker_thread, &run, id, latch)
 }
 
-fn pop_until_found(
-    worker_thread: &impl JoinWorker,
+/// The loop of [`reclaim_taken`]: pops the own deque, running through `run` every job
+/// that is not the half `id`, until it pops the half (`NotStolen`) or `latch` is set
+/// (`Finished`); with the deque empty, waits for `latch` while running other jobs.
+fn pop_until_found<W: JoinWorker>(
+    worker_thread: &W,
+    run: &W::Run<'_>,
     id: (*const (), usize),
     latch: &CoreLatch,
 ) -> Reclaimed {
@@ -300,7 +409,10 @@ fn pop_until_found(
         // execution and is not counted as a local pop (metrics).
         match worker_thread.pop_local() {
             Some(job) if job.id() == id => return Reclaimed::NotStolen,
-            Some(job) => worker_thread.execute_local(job),
+            Some(job) => {
+                worker_thread.count_local_pop();
+                run.execute(job);
+            }
             None => {
                 worker_thread.wait_until(latch);
                 break;

@@ -40,7 +40,9 @@ fn second_half_is_stolen_when_first_half_blocks() {
 #[test]
 fn join_from_outside_reports_migrated() {
     let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    // `pool.join` = install + join: injected from outside, so `a` is migrated.
+    // Inside `install` the `join` runs on the worker that called it: `a` is not migrated.
+    // From outside any pool the whole `join` is injected into the global pool, and both
+    // halves count as migrated.
     let (a, _) = pool.install(|| crate::join_context(|ctx| ctx.migrated(), |_| ()));
     assert!(!a, "inside install the join itself is not injected");
     let (a, b) = crate::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());

@@ -1,11 +1,11 @@
 //! [`CountLatch`]: the latch of a scope, set when its count of outstanding jobs (plus one
 //! for the body) reaches zero. Workers that run a scope's jobs may subtract several
-//! counts at once (`pool::worker::count_down`).
+//! counts at once (`pool::worker::deferred`).
 
 use super::{CoreLatch, Latch, LatchOwner, ParkLatch};
 use crate::sleep::Sleep;
-use crate::sync::protocol::AtomicUsize;
-use crate::sync::Arc;
+use crate::sync::checked::AtomicUsize;
+use crate::sync::unchecked::Arc;
 use crate::sync::Ordering;
 
 /// A thread that waits for a latch by running other jobs while it is unset: a worker
@@ -22,21 +22,29 @@ pub(crate) trait StealingWaiter {
 /// Starts at 1 for the scope body. A worker owner waits by stealing ([`CoreLatch`]); an
 /// outside owner parks ([`ParkLatch`]).
 pub(crate) struct CountLatch {
+    /// Outstanding jobs, plus one for the scope body until it returns.
     counter: AtomicUsize,
+    /// How the owner waits, and the latch it waits on.
     kind: CountLatchKind,
 }
 
+/// How a [`CountLatch`]'s owner waits, with the latch it waits on.
 enum CountLatchKind {
     /// The owner is a worker: it keeps executing jobs while it waits.
     Stealing {
+        /// Set when the count reaches zero; the owner runs jobs until then.
         latch: CoreLatch,
         /// The owner's pool's sleep state (that pool may differ from the one the counted
         /// jobs run in).
         sleep: Arc<Sleep>,
+        /// The owner's index in its pool.
         worker_index: usize,
     },
     /// The owner is outside any pool: it parks.
-    Blocking { latch: ParkLatch },
+    Blocking {
+        /// Set when the count reaches zero; the owner parks until then.
+        latch: ParkLatch,
+    },
 }
 
 impl CountLatch {
@@ -105,7 +113,7 @@ impl CountLatch {
 
     /// Whether the count is `n`. A relaxed load, for a heuristic: a wait loop holding `n`
     /// deferred counts of its own scope delivers them when they are all the scope still
-    /// waits for (`pool::worker::count_down`); other workers' count-downs are not ordered with
+    /// waits for (`pool::worker::deferred`); other workers' count-downs are not ordered with
     /// the loop anyway, its own are in program order.
     pub(crate) fn count_is(&self, n: usize) -> bool {
         self.counter.load(Ordering::Relaxed) == n

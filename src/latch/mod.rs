@@ -20,9 +20,9 @@ pub(crate) use crate::sleep::CoreLatch;
 pub(crate) use count::{CountLatch, StealingWaiter};
 
 use crate::sleep::Sleep;
-use crate::sync::protocol::{thread, AtomicBool, Condvar, Mutex};
-use crate::sync::{Arc, Ordering};
-use std::cell::UnsafeCell;
+use crate::sync::checked::{thread, AtomicBool, Condvar, Mutex, UnsafeCell};
+use crate::sync::unchecked::Arc;
+use crate::sync::Ordering;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
@@ -71,11 +71,15 @@ pub(crate) struct LatchOwner {
 /// reader comes after the initialisation. The setter, a worker of the same pool, wakes
 /// the owner if it fell asleep.
 pub(crate) struct JoinLatch {
+    /// The latch and its owner; uninitialised until [`write`](Self::write).
     inner: UnsafeCell<MaybeUninit<JoinLatchInner>>,
 }
 
+/// A written [`JoinLatch`].
 struct JoinLatchInner {
+    /// The state the owner waits on, `UNSET` when written.
     core_latch: CoreLatch,
+    /// The owner to wake, in its private stack of `join` halves.
     owner: *const LatchOwner,
 }
 
@@ -106,9 +110,11 @@ impl JoinLatch {
     pub(crate) unsafe fn write(this: *const JoinLatch, owner: &LatchOwner) {
         // SAFETY: per the contract this thread is the only one touching the cell now.
         unsafe {
-            (*(*this).inner.get()).write(JoinLatchInner {
-                core_latch: CoreLatch::new(),
-                owner,
+            (*this).inner.with_mut(|inner| {
+                (*inner).write(JoinLatchInner {
+                    core_latch: CoreLatch::new(),
+                    owner,
+                })
             });
         }
     }
@@ -121,7 +127,11 @@ impl JoinLatch {
     #[inline]
     pub(crate) unsafe fn core_latch(&self) -> &CoreLatch {
         // SAFETY: per the contract the cell is initialised and no longer written.
-        unsafe { &(*self.inner.get()).assume_init_ref().core_latch }
+        unsafe {
+            &(*self.inner.with(|inner| inner))
+                .assume_init_ref()
+                .core_latch
+        }
     }
 }
 
@@ -135,7 +145,7 @@ impl Latch for JoinLatch {
         // same pool, keeps the pool's registry, and so the owner's private stack and the
         // sleep state, alive).
         unsafe {
-            let inner = (*(*this).inner.get()).assume_init_ref();
+            let inner = (*(*this).inner.with(|inner| inner)).assume_init_ref();
             let owner = &*inner.owner;
             let sleep: &Sleep = &owner.sleep;
             sleep.set_latch_and_wake(&inner.core_latch, owner.index);
@@ -148,7 +158,9 @@ impl Latch for JoinLatch {
 /// until the wake-up was delivered, since the owner may finish and drop its pool as soon
 /// as the latch is set.
 pub(crate) struct CrossLatch<'r> {
+    /// The state the owner waits on.
     core_latch: CoreLatch,
+    /// The owner to wake.
     owner: &'r LatchOwner,
 }
 
@@ -195,6 +207,7 @@ impl Latch for CrossLatch<'_> {
 /// word inside the owner's `Thread`, so this is fork-safe like the rest of `sync`.
 #[derive(Debug)]
 pub(crate) struct ParkLatch {
+    /// Whether the latch is set (Release by the setter, Acquire by the owner).
     set: AtomicBool,
     /// The only thread that may wait.
     owner: thread::Thread,
@@ -263,7 +276,9 @@ impl Latch for ParkLatch {
 /// registry's start-up and shutdown): they block on a condvar.
 #[derive(Debug)]
 pub(crate) struct LockLatch {
+    /// Whether the latch is set.
     m: Mutex<bool>,
+    /// Notified, under `m`, when the latch is set.
     v: Condvar,
 }
 
@@ -310,7 +325,9 @@ impl Latch for LockLatch {
 /// pointer because [`Latch::set`] hands the latch on as one (the waiter may free the
 /// latch as soon as it is set).
 pub(crate) struct LatchRef<'a, L> {
+    /// The latch referred to, valid for `'a`.
     inner: *const L,
+    /// Ties the reference to the latch's lifetime `'a`.
     marker: PhantomData<&'a L>,
 }
 

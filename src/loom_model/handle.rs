@@ -3,7 +3,7 @@
 //! handle's condvar), as for `JoinHandle::join` called from a non-worker thread.
 
 use crate::join_handle::{HandleState, JoinHandle};
-use crate::sync::Arc;
+use crate::sync::unchecked::Arc;
 
 /// The job's side: completes the handle once.
 pub struct ModelCompletion<T>(Arc<HandleState<T>>);

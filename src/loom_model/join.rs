@@ -5,7 +5,8 @@ use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{JoinLatch, LatchOwner};
 use crate::pool::pending::{PendingHalves, Popped};
 use crate::sleep::Sleep;
-use crate::sync::Arc;
+use crate::sync::barrier::CheckedLight;
+use crate::sync::unchecked::Arc;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -23,8 +24,11 @@ unsafe impl Send for Halves {}
 /// One worker's private stack of `join` halves, the tokens its pushes promoted to make
 /// room (the owner's "deque"), and the halves themselves.
 pub struct ModelPending {
+    /// The private stack under test (owned by worker 0 of a one-worker sleep state).
     stack: PendingHalves,
+    /// The tokens that pushes promoted to make room, oldest first.
     promoted: Mutex<Vec<usize>>,
+    /// The halves, by token.
     halves: Mutex<Halves>,
 }
 
@@ -34,6 +38,7 @@ impl std::fmt::Debug for ModelPending {
     }
 }
 
+/// The closure of every model half: never called.
 fn never_run(_: bool) {
     unreachable!("model halves are never executed")
 }
@@ -41,10 +46,13 @@ fn never_run(_: bool) {
 impl Default for ModelPending {
     fn default() -> Self {
         ModelPending {
-            stack: PendingHalves::new(LatchOwner {
-                sleep: Arc::new(Sleep::new(1)),
-                index: 0,
-            }),
+            stack: PendingHalves::new(
+                LatchOwner {
+                    sleep: Arc::new(Sleep::new(1)),
+                    index: 0,
+                },
+                true,
+            ),
             promoted: Mutex::default(),
             halves: Mutex::new(Halves(HashMap::new())),
         }
@@ -108,7 +116,9 @@ impl ModelPending {
     /// Owner: the `join` of `pos` takes its half back: `"private"` (run inline) or
     /// `"taken"` (promoted or rescued).
     pub fn pop(&self, pos: usize) -> &'static str {
-        match self.stack.pop(pos) {
+        // The checked path's barrier (the `join` frame model, `join_steal`, runs the fast
+        // path's).
+        match self.stack.pop(pos, CheckedLight) {
             Popped::Private => "private",
             Popped::Taken => "taken",
         }

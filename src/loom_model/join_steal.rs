@@ -8,36 +8,49 @@
 //!
 //! * the `join` frame itself (`join::join_on`, the same function `join_context` calls,
 //!   with its reclaim loop and its panic path), the stack job and its `JoinLatch`;
+//! * the wait loop (`pool::worker::wait_loop`, the function every worker's wait runs):
+//!   own deque, then a search, then a rescue, then the sleep module;
 //! * the private stack of halves (`PendingHalves`: push, pop, promotion, rescue);
 //! * the sleep module (`start_looking`, `work_found`, `no_work_found`, the latch setter's
 //!   wake-up) and the deques' model (`sync/deque/model.rs`).
 //!
-//! What is transcribed here, from `worker/lazy_join.rs` and `worker/mod.rs`, is the
-//! worker's side: the per-`join` poll that decides a promotion, and the wait loop
-//! (`wait_until_cold`: own deque, then a steal from the other worker, then a rescue, then
-//! the sleep module). The real loop's victim order is random (fastrand), which loom cannot
-//! replay; with two workers there is one victim anyway.
+//! What the model worker supplies itself (the [`Waiter`], [`JoinFrame`] and [`JoinWorker`] methods) are
+//! its queues: its own deque is the only own queue (no broadcasts, no batches), and a
+//! search is one steal from the other worker. The real search's victim order is random
+//! (fastrand), which loom cannot replay; with two workers there is one victim anyway. Its
+//! per-`join` poll is the real one (`PendingHalves::poll`), with an option to promote always.
+//! Its jobs defer nothing (no scope jobs), so its [`RunJobs`] only executes.
 
-use crate::job::{JobRef, JoinHalf};
-use crate::join::{join_on, JoinWorker};
+use crate::job::JobRef;
+use crate::join::{join_on, JoinFrame, JoinWorker};
 use crate::latch::{CoreLatch, LatchOwner};
 use crate::metrics::WorkerCounters;
-use crate::pool::pending::{PendingHalves, Popped};
-use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
+use crate::pool::pending::PendingHalves;
+use crate::pool::worker::{wait_loop, Frame, RunJobs, Waiter};
+use crate::sleep::{ParkObserver, Sleep};
+use crate::sync::barrier::FixedLight;
 use crate::sync::deque::{Steal, Stealer, Worker};
-use crate::sync::Arc;
+use crate::sync::unchecked::Arc;
 use crate::FnContext;
 
+/// The model pool's workers.
 const WORKERS: usize = 2;
+/// The worker that calls `join` (the test's owner thread).
 const OWNER: usize = 0;
+/// The worker that runs the scheduling loop and steals or rescues the owner's halves.
 const THIEF: usize = 1;
 
 /// Two workers' deques, private stacks and sleep state.
 pub struct ModelPool {
+    /// The pool's sleep state.
     sleep: Arc<Sleep>,
+    /// Each worker's metrics counters (promotions, rescues, parks).
     counters: Vec<WorkerCounters>,
+    /// Each worker's deque (the deque model), LIFO.
     deques: Vec<Worker<JobRef>>,
+    /// The stealing ends of the deques, by worker.
     stealers: Vec<Stealer<JobRef>>,
+    /// Each worker's private stack of `join` halves.
     pending: Vec<PendingHalves>,
     /// The thief's terminate latch.
     terminate: CoreLatch,
@@ -60,10 +73,13 @@ impl ModelPool {
         ModelPool {
             pending: (0..WORKERS)
                 .map(|index| {
-                    PendingHalves::new(LatchOwner {
-                        sleep: Arc::clone(&sleep),
-                        index,
-                    })
+                    PendingHalves::new(
+                        LatchOwner {
+                            sleep: Arc::clone(&sleep),
+                            index,
+                        },
+                        true,
+                    )
                 })
                 .collect(),
             sleep,
@@ -89,7 +105,7 @@ impl ModelPool {
 
     /// Worker 1's scheduling loop, until [`stop_thief`](Self::stop_thief).
     pub fn run_thief(&self) {
-        self.worker(THIEF).wait_until_core(&self.terminate);
+        wait_loop(&self.worker(THIEF), &self.terminate, Frame::Top);
     }
 
     /// Ends the thief's loop, waking it if it sleeps (as a pool's termination does).
@@ -109,6 +125,7 @@ impl ModelPool {
         )
     }
 
+    /// Worker `index`, as the `join` frame and the wait loop see it.
     fn worker(&self, index: usize) -> ModelWorker<'_> {
         ModelWorker { pool: self, index }
     }
@@ -121,21 +138,124 @@ impl ModelPool {
 
 /// One worker of the model pool, as the `join` frame sees it.
 struct ModelWorker<'p> {
+    /// The pool the worker belongs to.
     pool: &'p ModelPool,
+    /// The worker's index: [`OWNER`] or [`THIEF`].
     index: usize,
 }
 
 impl ModelWorker<'_> {
+    /// This worker's deque.
     fn deque(&self) -> &Worker<JobRef> {
         &self.pool.deques[self.index]
     }
 
+    /// This worker's private stack of `join` halves.
     fn pending(&self) -> &PendingHalves {
         &self.pool.pending[self.index]
     }
 
+    /// A steal from the other worker's deque; a `Retry` is tried again (the real search
+    /// repeats the round after a backoff step).
+    fn steal(&self) -> Option<JobRef> {
+        let victim = &self.pool.stealers[1 - self.index];
+        loop {
+            match victim.steal() {
+                Steal::Success(job) => return Some(job),
+                Steal::Empty => return None,
+                Steal::Retry => loom::thread::yield_now(),
+            }
+        }
+    }
+}
+
+/// The model's run of jobs: executes them; nothing is deferred.
+struct ModelRun;
+
+impl RunJobs for ModelRun {
+    fn execute(&self, job: JobRef) {
+        // SAFETY: every job here came out of a deque or a private stack exactly once.
+        unsafe { job.execute() }
+    }
+    fn settle(&self) {}
+    fn settle_for(&self, _: &CoreLatch) {}
+}
+
+impl Waiter for ModelWorker<'_> {
+    type Run<'a>
+        = ModelRun
+    where
+        Self: 'a;
+
+    fn run_jobs(&self) -> ModelRun {
+        ModelRun
+    }
+    fn sleep(&self) -> &Sleep {
+        &self.pool.sleep
+    }
+    fn index(&self) -> usize {
+        self.index
+    }
+    /// `WorkerThread::promote_all`.
+    fn promote_all(&self) {
+        while self.promote_oldest() {}
+    }
+    fn take_own_job(&self, _: Frame) -> Option<JobRef> {
+        self.deque().pop()
+    }
+    fn find_work(&self) -> Option<JobRef> {
+        self.steal()
+    }
+    /// `WorkerThread::rescue`.
+    fn rescue(&self) -> Option<JobRef> {
+        let victim = 1 - self.index;
+        let stealer = &self.pool.stealers[victim];
+        self.pool.pending[victim].rescue(|| stealer.is_empty())
+    }
     fn counters(&self) -> &WorkerCounters {
         &self.pool.counters[self.index]
+    }
+    fn has_pending_jobs(&self) -> bool {
+        self.pool.has_pending_jobs()
+    }
+}
+
+impl ParkObserver for ModelWorker<'_> {
+    fn parked(&self, since_epoch_ns: u64) {
+        self.counters().parked(since_epoch_ns)
+    }
+    fn unparked(&self, nanos: u64) {
+        ParkObserver::unparked(self.counters(), nanos)
+    }
+}
+
+impl JoinFrame for ModelWorker<'_> {
+    type Worker = Self;
+    /// The fast path's barrier (`JoinStack`'s), which every worker runs once its light
+    /// barrier is fixed (from the start in the fence builds the model is built with).
+    type Light = FixedLight;
+
+    fn stack(&self) -> &PendingHalves {
+        self.pending()
+    }
+
+    fn light(&self) -> FixedLight {
+        FixedLight::get().expect("the fence builds fix the light barrier from the start")
+    }
+
+    /// The real poll (`PendingHalves::poll`), or always with `always_promote`.
+    fn poll(&self) -> bool {
+        self.pending().poll() || self.pool.always_promote
+    }
+
+    fn with_worker<R>(&self, f: impl FnOnce(&Self) -> R) -> R {
+        f(self)
+    }
+}
+
+impl JoinWorker for ModelWorker<'_> {
+    fn deque_is_empty(&self) -> bool {
+        self.deque().is_empty()
     }
 
     /// `WorkerThread::promote_oldest`.
@@ -148,104 +268,15 @@ impl ModelWorker<'_> {
         promoted
     }
 
-    /// A steal from the other worker's deque; a `Retry` is tried again (the real loop
-    /// repeats the round after a backoff step).
-    fn steal(&self) -> Option<JobRef> {
-        let victim = &self.pool.stealers[1 - self.index];
-        loop {
-            match victim.steal() {
-                Steal::Success(job) => return Some(job),
-                Steal::Empty => return None,
-                Steal::Retry => loom::thread::yield_now(),
-            }
-        }
-    }
-
-    /// `WorkerThread::rescue`.
-    fn rescue(&self) -> Option<JobRef> {
-        let victim = 1 - self.index;
-        let stealer = &self.pool.stealers[victim];
-        self.pool.pending[victim].rescue(|| stealer.is_empty())
-    }
-
-    fn execute(&self, job: JobRef) {
-        // SAFETY: every job here came out of a deque or a private stack exactly once.
-        unsafe { job.execute() }
-    }
-
-    /// `WorkerThread::wait_until_cold` for a wait inside a user's frame (local jobs
-    /// first, then a search), without what the model has no use for (the injector,
-    /// broadcasts, deferred count-downs).
-    // The round limits are 0 under loom (fewer states): a comparison against them is then
-    // constant, which is the point.
-    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
-    fn wait_until_core(&self, latch: &CoreLatch) {
-        while self.promote_oldest() {}
-        let sleep = &self.pool.sleep;
-        let more_work = || self.pool.has_pending_jobs();
-        'outer: while !latch.probe() {
-            if let Some(job) = self.deque().pop() {
-                self.execute(job);
-                continue;
-            }
-            let mut idle_state = sleep.start_looking(self.index);
-            while !latch.probe() {
-                if let Some(job) = self.steal() {
-                    sleep.work_found(&mut idle_state, more_work);
-                    self.execute(job);
-                    continue 'outer;
-                }
-                if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
-                    if let Some(job) = self.rescue() {
-                        sleep.work_found(&mut idle_state, more_work);
-                        self.counters().rescue();
-                        self.execute(job);
-                        continue 'outer;
-                    }
-                }
-                sleep.no_work_found(&mut idle_state, latch, self.counters(), more_work);
-            }
-            sleep.work_found(&mut idle_state, more_work);
-            break;
-        }
-    }
-}
-
-impl JoinWorker for ModelWorker<'_> {
-    fn reserve_pending(&self) -> Option<usize> {
-        self.pending().reserve()
-    }
-
-    fn make_room_pending(&self) -> usize {
-        self.pending().make_room(|| self.promote_oldest())
-    }
-
-    /// `WorkerThread::push_pending` and its poll (`poll_join`).
-    unsafe fn push_pending(&self, pos: usize, job: JoinHalf) {
-        self.pending().push_at(pos, job);
-        let idle = self.pool.sleep.idle_workers_after_private_push();
-        if (idle || self.pool.always_promote) && self.deque().is_empty() {
-            self.promote_oldest();
-        }
-    }
-
-    fn pop_pending(&self, pos: usize) -> Popped {
-        self.pending().pop(pos)
-    }
-
     fn pop_local(&self) -> Option<JobRef> {
         self.deque().pop()
     }
 
-    fn execute_local(&self, job: JobRef) {
-        self.execute(job)
-    }
+    fn count_local_pop(&self) {}
 
     fn wait_until(&self, latch: &CoreLatch) {
         if !latch.probe() {
-            self.wait_until_core(latch);
+            wait_loop(self, latch, Frame::User);
         }
     }
-
-    fn flush_count_downs(&self) {}
 }

@@ -7,7 +7,9 @@ use crate::sleep::{IdleState, Sleep};
 
 /// A pool's sleep state for `n` workers.
 pub struct ModelSleep {
+    /// The sleep state under test.
     sleep: Sleep,
+    /// Each worker's metrics counters, which observe its parks.
     counters: Vec<WorkerCounters>,
 }
 
@@ -86,7 +88,7 @@ impl ModelSleep {
     /// `Sleep::idle_workers_after_private_push` (a lazy `join`'s poll, after its
     /// private push): whether the owner would promote.
     pub fn idle_workers_after_private_push(&self) -> bool {
-        self.sleep.idle_workers_after_private_push()
+        self.sleep.idle_workers_after_private_push().any()
     }
     /// `Sleep::new_broadcast_jobs` (after the pushes).
     pub fn new_broadcast_jobs(&self) {

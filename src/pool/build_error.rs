@@ -23,9 +23,11 @@ use std::io;
 /// ```
 #[derive(Debug)]
 pub struct ThreadPoolBuildError {
+    /// What went wrong.
     kind: ErrorKind,
 }
 
+/// The reasons a build fails, behind the opaque [`ThreadPoolBuildError`].
 #[derive(Debug)]
 pub(crate) enum ErrorKind {
     /// `build_global` after the global pool exists.
@@ -38,12 +40,15 @@ pub(crate) enum ErrorKind {
     InvalidNumThreads(String),
 }
 
+/// The message of [`ErrorKind::GlobalPoolAlreadyInitialized`], as in rayon-core.
 const GLOBAL_POOL_ALREADY_INITIALIZED: &str =
     "The global thread pool has already been initialized.";
+/// The message of [`ErrorKind::CurrentThreadAlreadyInPool`], as in rayon-core.
 const CURRENT_THREAD_ALREADY_IN_POOL: &str =
     "The current thread is already part of another thread pool.";
 
 impl ThreadPoolBuildError {
+    /// An error for `kind`.
     pub(crate) fn new(kind: ErrorKind) -> Self {
         ThreadPoolBuildError { kind }
     }

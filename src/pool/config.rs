@@ -45,13 +45,21 @@ pub const RAYON_NUM_THREADS_ENV: &str = "RAYON_NUM_THREADS";
 pub(crate) struct Config<S> {
     /// `0`: from the environment ([`Config::num_threads`]).
     pub(crate) num_threads: usize,
+    /// The building thread becomes worker 0 (`ThreadPoolBuilder::use_current_thread`).
     pub(crate) use_current_thread: bool,
+    /// Names worker `index` (`ThreadPoolBuilder::thread_name`); `None`: unnamed threads.
     pub(crate) thread_name: Option<Box<dyn FnMut(usize) -> String>>,
+    /// Worker stack size in bytes (`ThreadPoolBuilder::stack_size`); `None`: the default.
     pub(crate) stack_size: Option<usize>,
+    /// Receives panics that have no caller to go to (`ThreadPoolBuilder::panic_handler`).
     pub(crate) panic_handler: Option<Box<PanicHandler>>,
+    /// Runs on each worker before its first job (`ThreadPoolBuilder::start_handler`).
     pub(crate) start_handler: Option<Box<ThreadHandler>>,
+    /// Runs on each worker after its last job (`ThreadPoolBuilder::exit_handler`).
     pub(crate) exit_handler: Option<Box<ThreadHandler>>,
+    /// FIFO worker deques (`ThreadPoolBuilder::breadth_first`, deprecated).
     pub(crate) breadth_first: bool,
+    /// Records a worker timeline (`ThreadPoolBuilder::timeline`).
     pub(crate) record_timeline: bool,
     /// How the worker threads are started.
     pub(crate) spawn_handler: S,
@@ -136,6 +144,7 @@ impl<S> Config<S> {
     }
 }
 
+/// One worker per logical CPU (`num_cpus::get()`), at least one.
 fn default_num_threads() -> usize {
     num_cpus::get().max(1)
 }

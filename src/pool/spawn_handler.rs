@@ -28,7 +28,9 @@ pub trait ThreadSpawn: private::Sealed {
     fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<thread::JoinHandle<()>>>;
 }
 
+/// Seals [`ThreadSpawn`]: the trait is public, but only this crate can implement it.
 mod private {
+    /// The supertrait of [`ThreadSpawn`](super::ThreadSpawn) that outside crates cannot name.
     #[allow(unreachable_pub)]
     pub trait Sealed {}
 }
@@ -61,7 +63,7 @@ impl ThreadSpawn for DefaultSpawn {
 }
 
 /// Starts workers with the application's closure (see
-/// [`ThreadPoolBuilder::spawn_handler`]; rayon-core's `CustomSpawn`). A closure's `Err`
+/// [`ThreadPoolBuilder::spawn_handler`](crate::ThreadPoolBuilder::spawn_handler); rayon-core's `CustomSpawn`). A closure's `Err`
 /// becomes the build error.
 ///
 /// ```

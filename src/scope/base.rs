@@ -8,13 +8,16 @@ use crate::job::{HeapJob, JobRef};
 use crate::latch::{CountLatch, Latch};
 use crate::pool::registry::{self, Registry, WaitNeeds};
 use crate::pool::worker::WorkerThread;
-use crate::sync::Arc;
-use crate::sync::{AtomicPtr, Ordering};
+use crate::sync::unchecked::Arc;
+use crate::sync::unchecked::AtomicPtr;
+use crate::sync::Ordering;
 use crate::unwind;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::ptr;
 
+/// What every scope kind (`Scope`, `ScopeFifo`) shares: its pool, its first panic, and
+/// the count of its outstanding jobs, which its owner waits on.
 pub(super) struct ScopeBase<'scope> {
     /// The pool that spawned jobs go to.
     pub(super) registry: Arc<Registry>,
@@ -28,6 +31,8 @@ pub(super) struct ScopeBase<'scope> {
 }
 
 impl<'scope> ScopeBase<'scope> {
+    /// A scope on `registry`'s pool, else on `owner`'s, else on the global pool; its
+    /// latch counts the body as its one outstanding job.
     pub(super) fn new(owner: Option<&WorkerThread>, registry: Option<&Arc<Registry>>) -> Self {
         let registry = match (registry, owner) {
             (Some(registry), _) => Arc::clone(registry),
@@ -137,13 +142,9 @@ impl<'scope> ScopeBase<'scope> {
         let _ = unsafe { Self::execute_job_closure(this, func) };
     }
 
-    /// # Safety
-    /// As [`ScopeBase::execute_job`]. A raw pointer, not `&self`: a reference would
-    /// assert the scope stays alive until the function returns, which the owner does not
-    /// promise once the latch is set.
     /// Runs a job spawned into this scope on a worker; its count-down is left to the
     /// worker, which delivers it later, together with those of the same scope's jobs it
-    /// runs next (`pool::worker::count_down`).
+    /// runs next (`pool::worker::deferred`).
     ///
     /// # Safety
     /// `this` is alive until this job counted down.
@@ -166,6 +167,13 @@ impl<'scope> ScopeBase<'scope> {
         })
     }
 
+    /// Runs one job of the scope, then counts it as done; returns its value, or `None`
+    /// if it panicked (the panic is kept for the owner).
+    ///
+    /// # Safety
+    /// As [`ScopeBase::execute_job`]. A raw pointer, not `&self`: a reference would
+    /// assert the scope stays alive until the function returns, which the owner does not
+    /// promise once the latch is set.
     unsafe fn execute_job_closure<R>(this: *const Self, func: impl FnOnce() -> R) -> Option<R> {
         let result = match unwind::halt_unwinding(func) {
             Ok(value) => Some(value),
@@ -203,6 +211,7 @@ impl<'scope> ScopeBase<'scope> {
         }
     }
 
+    /// Re-raises the first panic of the body or a job, if any.
     fn maybe_propagate_panic(&self) {
         // Acquire: see the payload written by the job that published it. The latch wait
         // already synchronised with every job, so this is belt and braces.
@@ -216,9 +225,9 @@ impl<'scope> ScopeBase<'scope> {
     }
 }
 
-/// A raw pointer to a scope, moved into its jobs.
 /// A scope kind's shared part.
 pub(super) trait HasBase<'scope> {
+    /// The [`ScopeBase`] inside this scope.
     fn base(&self) -> &ScopeBase<'scope>;
 }
 
@@ -234,6 +243,7 @@ impl<'scope> HasBase<'scope> for ScopeFifo<'scope> {
     }
 }
 
+/// A raw pointer to a scope, moved into its jobs.
 pub(super) struct ScopePtr<T>(pub(super) *const T);
 
 impl<T> Clone for ScopePtr<T> {

@@ -8,11 +8,12 @@ use std::ptr;
 
 /// A job spawned into a scope. Its `JobRef` carries the scope-job tag, so that a worker
 /// can tell a scope job from any other job before running it ([`JobRef::is_scope_job`];
-/// the worker defers scope jobs' count-downs, `pool::worker::count_down`). It lives in the
+/// the worker defers scope jobs' count-downs, `pool::worker::deferred`). It lives in the
 /// spawning worker's [`JobArena`] when it fits, else in a box.
 pub(crate) struct ScopeHeapJob<F> {
     /// The arena chunk holding the job (one reference of it), or null for a box.
     chunk: *const Chunk,
+    /// The spawned closure, run once by `execute`.
     func: F,
 }
 

@@ -1,6 +1,6 @@
 //! `scope`: spawn jobs that may borrow from the enclosing stack frame.
 //!
-//! A scope counts its outstanding jobs in a [`CountLatch`] (starting at 1 for the body)
+//! A scope counts its outstanding jobs in a [`CountLatch`](crate::latch::CountLatch) (starting at 1 for the body)
 //! and does not return until the count is zero, which is what makes borrowing sound. The
 //! owner waits by executing other jobs if it is a worker, by blocking otherwise. Panics in
 //! the body or in any job are captured (the first one wins), every job still runs, and the
@@ -15,7 +15,7 @@ use crate::broadcast::BroadcastContext;
 use crate::job::JobFifo;
 use crate::pool::registry::{self, Registry};
 use crate::pool::worker::WorkerThread;
-use crate::sync::Arc;
+use crate::sync::unchecked::Arc;
 use std::fmt;
 
 /// A fork-join scope: jobs spawned into it may borrow anything that outlives `'scope`.
@@ -35,6 +35,7 @@ use std::fmt;
 /// assert_eq!(count.into_inner(), 4); // the scope waited for the inner jobs too
 /// ```
 pub struct Scope<'scope> {
+    /// The scope's pool, latch and panic slot.
     base: ScopeBase<'scope>,
 }
 
@@ -56,6 +57,7 @@ pub struct Scope<'scope> {
 /// assert_eq!(*fifo.lock().unwrap(), [0, 1, 2]); // oldest first
 /// ```
 pub struct ScopeFifo<'scope> {
+    /// The scope's pool, latch and panic slot.
     base: ScopeBase<'scope>,
     /// One FIFO per worker of the scope's pool; the deques carry stubs into them.
     fifos: Vec<JobFifo>,
@@ -192,6 +194,7 @@ where
 }
 
 impl<'scope> Scope<'scope> {
+    /// A scope as [`ScopeBase::new`] makes it.
     fn new(owner: Option<&WorkerThread>, registry: Option<&Arc<Registry>>) -> Self {
         Scope {
             base: ScopeBase::new(owner, registry),
@@ -258,6 +261,7 @@ impl<'scope> Scope<'scope> {
 }
 
 impl<'scope> ScopeFifo<'scope> {
+    /// A scope as [`ScopeBase::new`] makes it, with one empty FIFO per worker.
     fn new(owner: Option<&WorkerThread>, registry: Option<&Arc<Registry>>) -> Self {
         let base = ScopeBase::new(owner, registry);
         let fifos = (0..base.registry.num_threads())

@@ -1,12 +1,16 @@
 //! [`CoreLatch`]: the four-state latch a worker may park on, the part of a latch that
 //! takes part in the sleep protocol (`docs/sleep.md`).
 
-use crate::sync::protocol::AtomicUsize;
+use crate::sync::checked::AtomicUsize;
 use crate::sync::Ordering;
 
+/// Not set, and the owner is not on its way to park.
 const UNSET: usize = 0;
+/// Not set; the owner announced that it is about to park (`get_sleepy`).
 const SLEEPY: usize = 1;
+/// Not set; the owner committed to parking (`fall_asleep`): a setter must wake it.
 const SLEEPING: usize = 2;
+/// Set: final until the owner's `reset`.
 const SET: usize = 3;
 
 /// The four-state core of every latch a worker may sleep on.
@@ -16,6 +20,7 @@ const SET: usize = 3;
 /// owner had reached `SLEEPING` and therefore needs a targeted wake-up.
 #[derive(Debug)]
 pub(crate) struct CoreLatch {
+    /// One of `UNSET`, `SLEEPY`, `SLEEPING` and `SET`.
     state: AtomicUsize,
 }
 

@@ -12,17 +12,25 @@
 //! The JEC is even while some thread is *sleepy* and nobody posted work since; odd while
 //! the pool is *active*. The layout follows rayon-core's `sleep/counters.rs`.
 
-use crate::sync::protocol::AtomicU64;
+use crate::sync::checked::AtomicU64;
 use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 
+/// Width in bits of each thread-count field.
 const THREADS_BITS: u32 = 16;
+/// Position of the sleeping-threads field (bits 0-15).
 const SLEEPING_SHIFT: u32 = 0;
+/// Position of the inactive-threads field (bits 16-31).
 const INACTIVE_SHIFT: u32 = THREADS_BITS;
+/// Position of the jobs event counter (bits 32-63).
 const JEC_SHIFT: u32 = 2 * THREADS_BITS;
+/// One sleeping thread, as an addend to the word.
 const ONE_SLEEPING: u64 = 1 << SLEEPING_SHIFT;
+/// One inactive thread, as an addend to the word.
 const ONE_INACTIVE: u64 = 1 << INACTIVE_SHIFT;
+/// One step of the jobs event counter, as an addend to the word.
 const ONE_JEC: u64 = 1 << JEC_SHIFT;
+/// A thread-count field's bits, once shifted down.
 const THREADS_MASK: u64 = (1 << THREADS_BITS) - 1;
 
 /// The largest pool the counters can describe: 65,535 threads.
@@ -61,10 +69,12 @@ pub(crate) struct AtomicCounters {
 /// A snapshot of the word.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Counters {
+    /// The packed fields, laid out as in the module's table.
     word: u64,
 }
 
 impl Counters {
+    /// The jobs event counter.
     #[inline]
     pub(crate) fn jobs_counter(self) -> JobsEventCounter {
         JobsEventCounter(self.word >> JEC_SHIFT)
@@ -98,6 +108,7 @@ impl Counters {
 }
 
 impl AtomicCounters {
+    /// All fields zero: no thread inactive or sleeping, the JEC even.
     pub(crate) fn new() -> Self {
         AtomicCounters {
             value: CachePadded::new(AtomicU64::new(0)),
@@ -112,6 +123,7 @@ impl AtomicCounters {
         }
     }
 
+    /// Replaces the word with `new` if it still equals `old`; returns whether it did.
     #[inline]
     fn try_exchange(&self, old: Counters, new: Counters) -> bool {
         self.value
@@ -168,8 +180,9 @@ impl AtomicCounters {
         debug_assert!(old.sleeping_threads() > 0);
     }
 
-    /// Registers one more sleeper, but only if the JEC still equals `jec` (nobody posted
-    /// work since the caller got sleepy). Returns `false` if the JEC moved.
+    /// Registers one more sleeper, but only if the counters still equal `old`, the value
+    /// the caller read after it got sleepy: then the JEC did not move (nobody posted
+    /// work since). Returns `false` if any field moved; the caller reads them again.
     #[inline]
     pub(crate) fn try_add_sleeping_thread(&self, old: Counters) -> bool {
         debug_assert!(old.inactive_threads() > 0);

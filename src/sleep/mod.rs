@@ -25,10 +25,10 @@ mod core_latch;
 mod counters;
 mod wake;
 
-use self::counters::{AtomicCounters, JobsEventCounter};
+use self::counters::{AtomicCounters, Counters, JobsEventCounter};
 use crate::metrics::WorkerCounters;
 use crate::sync::barrier::{self, Park};
-use crate::sync::protocol::{yield_now, AtomicUsize, Condvar, Mutex, MutexGuard};
+use crate::sync::checked::{yield_now, AtomicUsize, Condvar, Mutex, MutexGuard};
 use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
@@ -53,6 +53,25 @@ pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
 /// sibling starts within tens of microseconds.
 pub(crate) const ROUNDS_UNTIL_RESCUE: u32 = if cfg!(loom) { 0 } else { 4 };
 
+/// What a lazy `join`'s poll saw of the idle workers
+/// ([`Sleep::idle_workers_after_private_push`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IdleWorkers(Counters);
+
+impl IdleWorkers {
+    /// Whether any worker is idle: searching, sleepy or parked.
+    #[inline(always)]
+    pub(crate) fn any(self) -> bool {
+        self.0.any_inactive()
+    }
+
+    /// Whether any worker is parked: it sees new work only if someone wakes it.
+    #[inline(always)]
+    pub(crate) fn any_asleep(self) -> bool {
+        self.0.sleeping_threads() > 0
+    }
+}
+
 /// Who hears that a worker parks and wakes: its metrics counters, and on a worker also
 /// its timeline.
 pub(crate) trait ParkObserver {
@@ -76,7 +95,9 @@ impl ParkObserver for WorkerCounters {
 
 /// The pool-wide sleep state: the counters word and one parking spot per worker.
 pub(crate) struct Sleep {
+    /// One parking spot per worker, by index.
     worker_sleep_states: Vec<CachePadded<WorkerSleepState>>,
+    /// The packed counters: sleeping and inactive threads, and the JEC.
     counters: AtomicCounters,
     /// Workers in their spin rounds (before announcing sleepy); at most `max_spinners`.
     spinners: CachePadded<AtomicUsize>,
@@ -92,11 +113,13 @@ struct WorkerSleepState {
     /// its last look; cleared by a waker (which also decrements `sleeping`), or by the
     /// worker itself when its last look or its recheck finds work.
     is_blocked: Mutex<bool>,
+    /// Where the worker parks, with `is_blocked`'s mutex; a waker notifies it.
     condvar: Condvar,
 }
 
 /// What a worker remembers between unsuccessful search rounds.
 pub(crate) struct IdleState {
+    /// The searching worker's index.
     worker_index: usize,
     /// Unsuccessful rounds so far.
     rounds: u32,
@@ -128,6 +151,11 @@ impl IdleState {
 }
 
 impl Sleep {
+    /// The sleep state of a pool of `n_threads` workers, none of them idle; also sets up
+    /// the barriers (`barrier::init`).
+    ///
+    /// # Panics
+    /// If `n_threads` is over [`THREADS_MAX`].
     pub(crate) fn new(n_threads: usize) -> Sleep {
         assert!(n_threads <= THREADS_MAX);
         barrier::init();
@@ -139,8 +167,8 @@ impl Sleep {
         }
     }
 
-    /// After a lazy `join` pushed a half on its private stack: whether some worker is
-    /// searching for work or parked, so that promoting the half would help.
+    /// After a lazy `join` pushed a half on its private stack: which workers are idle
+    /// ([`IdleWorkers`]), so that promoting the half would help.
     ///
     /// Between the push and this load there is only a compiler fence
     /// ([`barrier::poll_fence`]): a sleeper whose barrier was a membarrier orders the two
@@ -150,9 +178,20 @@ impl Sleep {
     /// private half (docs/join.md, "No half is lost"). Relaxed load: otherwise a stale
     /// answer only delays or adds one promotion.
     #[inline(always)]
-    pub(crate) fn idle_workers_after_private_push(&self) -> bool {
+    pub(crate) fn idle_workers_after_private_push(&self) -> IdleWorkers {
         barrier::poll_fence();
-        self.counters.load(Ordering::Relaxed).any_inactive()
+        IdleWorkers(self.counters.load(Ordering::Relaxed))
+    }
+
+    /// Registers one more worker as searching and parked in the counters, without any
+    /// worker: for tests of what the counters answer.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn count_a_sleeper(&self) {
+        self.counters.add_inactive_thread();
+        while !self
+            .counters
+            .try_add_sleeping_thread(self.counters.load(Ordering::SeqCst))
+        {}
     }
 
     /// A worker ran out of local work and starts searching.
@@ -187,6 +226,9 @@ impl Sleep {
         }
     }
 
+    /// The rest of `work_found` for the last searcher while some worker sleeps: wakes one
+    /// if `more_work` finds work. A first look that finds none is repeated after the heavy
+    /// barrier, which makes it exact; an inexact barrier wakes one anyway.
     #[cold]
     fn wake_one_if_work_left(&self, more_work: impl Fn() -> bool) {
         // A failed membarrier (`Park::Recheck`) leaves the pair inexact: wake anyway.
@@ -265,6 +307,10 @@ impl Sleep {
             .jobs_counter()
     }
 
+    /// Steps 1 to 5 of parking (`docs/sleep.md`): parks the worker until a waker (new work,
+    /// or the setter of `latch`) wakes it, unless the latch is set first, work has been
+    /// posted since the worker announced it is sleepy, or the last look
+    /// (`has_pending_jobs`) finds work.
     #[cold]
     fn sleep(
         &self,

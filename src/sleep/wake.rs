@@ -57,6 +57,11 @@ impl Sleep {
         }
     }
 
+    /// The rest of [`new_jobs`](Self::new_jobs) after the light barrier: makes the JEC odd
+    /// if it is even, then wakes sleepers for the jobs the awake idle workers do not cover:
+    /// `num_jobs` less those workers, or all `num_jobs` when `queue_was_empty` is false
+    /// (the queue held work already, so the awake workers are busy); at most every
+    /// sleeper.
     #[inline]
     fn wake_for_new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         // Make the JEC odd if some worker is sleepy, so it will back out of sleeping.

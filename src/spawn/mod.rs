@@ -9,7 +9,7 @@
 
 use crate::job::HeapJob;
 use crate::pool::registry::Registry;
-use crate::sync::Arc;
+use crate::sync::unchecked::Arc;
 use crate::unwind;
 use std::mem;
 
@@ -21,7 +21,7 @@ mod test;
 ///
 /// From a worker the job goes on that worker's own deque, where the worker pops jobs
 /// newest first (LIFO) and idle workers steal the oldest; from any other thread it goes
-/// through the pool's injector. There is no handle: use a channel, a [`scope`](crate::scope),
+/// through the pool's injector. There is no handle: use a channel, a [`scope`](fn@crate::scope),
 /// or a latch of your own to learn that it finished. Called from an exit handler, after
 /// the pool has terminated, the job runs inline instead (no worker is left to run it).
 ///

@@ -2,8 +2,8 @@
 //!
 //! The scheduler's protocols (sleep/wake, latches, termination) are written against the
 //! names re-exported here, never against `std::sync` directly. Building the crate with
-//! `--cfg loom` swaps in [loom](https://docs.rs/loom)'s model-checked types for the sleep
-//! protocol's primitives without touching the logic, the way tokio and crossbeam test
+//! `--cfg loom` swaps in [loom](https://docs.rs/loom)'s model-checked types for the
+//! protocols' primitives without touching the logic, the way tokio and crossbeam test
 //! their own protocols.
 //!
 //! **Fork safety.** Every primitive here keeps its whole state inside the object: std's
@@ -20,25 +20,36 @@
 //! The deques come from crossbeam-deque through `deque`, which under `--cfg loom` swaps
 //! in a model with the same API; `CachePadded` (crossbeam-utils) is used directly.
 
+//! Two tiers, named for what the models do with them:
+//!
+//! * [`checked`]: the primitives of the protocols the loom models explore (the sleep
+//!   counters, the parking mutex and condvar, the latches' states, the private stack's
+//!   indices and lock, termination, join handles) and the cells jobs hand from thread to
+//!   thread. Built with `RUSTFLAGS="--cfg loom --cfg stealpool_fences"` they are loom's
+//!   model-checked types; otherwise std's.
+//! * [`unchecked`]: std's types in every build, for state outside the models (reference
+//!   counts, the registry's handler tables, metrics, the global pool's initialisation,
+//!   the worker's thread-local slot).
+//!
+//! `Ordering` is the same type in both.
+
 pub(crate) mod barrier;
+#[cfg(not(loom))]
+mod cell;
 pub(crate) mod deque;
 mod lock;
 #[cfg(windows)]
 pub(crate) mod ntdll;
 
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-pub(crate) use std::sync::Arc;
+pub(crate) use std::sync::atomic::Ordering;
 
-pub(crate) use self::lock::std_locks::Mutex;
-
-/// The primitives of the sleep/wake protocol itself (the sleep counters, the per-worker
-/// parking mutex and condvar, `CoreLatch`'s state, the scheduler's `yield`) and of the
-/// latches outside threads wait on (`ParkLatch`: its flag, `park`/`unpark`; `CountLatch`'s
-/// count). Built with
-/// `RUSTFLAGS="--cfg loom --cfg stealpool_fences"`, they are loom's model-checked types
-/// and `tests/loom_sleep.rs` explores every interleaving of the protocol; otherwise they
-/// are std's atomics, mutex and condvar (the same types as [`Mutex`] and [`Condvar`]).
-pub(crate) mod protocol {
+/// Model-checked under `--cfg loom`: the protocols' atomics, locks, thread handles and
+/// `yield`, and the job cells ([`UnsafeCell`](checked::UnsafeCell): loom's access API in
+/// both builds, `cell.rs`). `tests/loom_*.rs` explore every interleaving of the code that
+/// uses them.
+pub(crate) mod checked {
+    #[cfg(not(loom))]
+    pub(crate) use super::cell::UnsafeCell;
     #[cfg(not(loom))]
     pub(crate) use super::lock::std_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(not(loom))]
@@ -52,6 +63,8 @@ pub(crate) mod protocol {
     #[cfg(loom)]
     pub(crate) use super::lock::loom_locks::{Condvar, Mutex, MutexGuard};
     #[cfg(loom)]
+    pub(crate) use loom::cell::UnsafeCell;
+    #[cfg(loom)]
     pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize};
     #[cfg(loom)]
     pub(crate) use loom::thread;
@@ -59,13 +72,14 @@ pub(crate) mod protocol {
     pub(crate) use loom::thread::yield_now;
 }
 
-/// The thread-local "which worker am I" slot.
-pub(crate) use std::cell::Cell;
-
-/// The global pool's one-time initialisation: a process-wide static, outside the
-/// protocols a model checker would explore.
-pub(crate) use std::sync::OnceLock;
-
-/// `UnsafeCell` as the jobs use it: a cell whose contents one thread owns at a time,
-/// handed over through a latch.
-pub(crate) use std::cell::UnsafeCell;
+/// std's in every build: state the models do not explore.
+pub(crate) mod unchecked {
+    pub(crate) use super::lock::std_locks::Mutex;
+    /// The thread-local "which worker am I" slot.
+    pub(crate) use std::cell::Cell;
+    pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64};
+    pub(crate) use std::sync::Arc;
+    /// The global pool's one-time initialisation: a process-wide static, outside the
+    /// protocols a model checker would explore.
+    pub(crate) use std::sync::OnceLock;
+}

@@ -5,7 +5,7 @@
 use crate::metrics::PoolMetrics;
 use crate::pool::registry::{self, Registry};
 use crate::pool::worker::WorkerThread;
-use crate::sync::Arc;
+use crate::sync::unchecked::Arc;
 use std::error::Error;
 use std::fmt;
 

@@ -7,7 +7,7 @@ use crate::metrics::PoolMetrics;
 use crate::pool::registry::{Registry, WaitNeeds};
 use crate::pool::worker::WorkerThread;
 use crate::spawn::{spawn_fifo_in, spawn_in};
-use crate::sync::Arc;
+use crate::sync::unchecked::Arc;
 
 mod current;
 mod scopes;
@@ -34,18 +34,20 @@ use std::fmt;
 /// assert_eq!(handle.join().unwrap(), 42);
 /// ```
 pub struct ThreadPool {
+    /// The pool's shared state; this handle holds one of its terminate references.
     pub(crate) registry: Arc<Registry>,
 }
 
 impl ThreadPool {
+    /// The handle of `registry`'s pool, taking over the handle's terminate reference.
     pub(crate) fn from_registry(registry: Arc<Registry>) -> Self {
         ThreadPool { registry }
     }
 
     /// Runs `op` on a worker of this pool and returns its result; the caller waits.
     ///
-    /// Inside `op`, the free functions ([`join`](crate::join), [`scope`](crate::scope),
-    /// [`spawn`](crate::spawn)) use this pool. Called from a worker of this pool, `op`
+    /// Inside `op`, the free functions ([`join`](fn@crate::join), [`scope`](fn@crate::scope),
+    /// [`spawn`](fn@crate::spawn)) use this pool. Called from a worker of this pool, `op`
     /// simply runs inline (no deadlock); from a worker of another pool, that worker keeps
     /// executing its own pool's jobs while it waits; from any other thread, the caller
     /// blocks.
@@ -66,10 +68,10 @@ impl ThreadPool {
         self.registry.in_worker(|_, _| op())
     }
 
-    /// [`join`](crate::join) on this pool: same as `self.install(|| join(oper_a, oper_b))`.
+    /// [`join`](fn@crate::join) on this pool: same as `self.install(|| join(oper_a, oper_b))`.
     ///
     /// # Panics
-    /// As [`join`](crate::join).
+    /// As [`join`](fn@crate::join).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -88,10 +90,10 @@ impl ThreadPool {
         self.install(|| crate::join(oper_a, oper_b))
     }
 
-    /// Runs `op` on this pool without waiting for it (see [`spawn`](crate::spawn)).
+    /// Runs `op` on this pool without waiting for it (see [`spawn`](fn@crate::spawn)).
     ///
     /// # Panics
-    /// A panic in `op` goes to the pool's panic handler (see [`spawn`](crate::spawn)).
+    /// A panic in `op` goes to the pool's panic handler (see [`spawn`](fn@crate::spawn)).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -155,10 +157,10 @@ impl ThreadPool {
     }
 
     /// Runs `op` once on every worker of this pool and returns the results in index order
-    /// (see [`broadcast`](crate::broadcast)).
+    /// (see [`broadcast`](fn@crate::broadcast)).
     ///
     /// # Panics
-    /// As [`broadcast`](crate::broadcast).
+    /// As [`broadcast`](fn@crate::broadcast).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
@@ -326,6 +328,8 @@ impl ThreadPool {
         self.registry.recorder().map(|r| r.timeline())
     }
 
+    /// `Err` if the calling thread is a worker of this pool, which cannot wait for its own
+    /// pool (`wait_idle`).
     fn check_not_own_worker(&self) -> Result<(), WaitError> {
         self.registry.with_current_worker(|worker| match worker {
             Some(_) => Err(WaitError::new()),
@@ -379,7 +383,7 @@ impl ThreadPool {
             .with_current_worker(|worker| worker.map(WorkerThread::has_local_jobs))
     }
 
-    /// [`yield_now`](crate::yield_now), if the caller is a worker of this pool (else
+    /// [`yield_now`], if the caller is a worker of this pool (else
     /// `None`).
     ///
     /// ```
@@ -397,7 +401,7 @@ impl ThreadPool {
             .with_current_worker(|worker| worker.map(|w| Yield::ran_a_job(w.yield_now())))
     }
 
-    /// [`yield_local`](crate::yield_local), if the caller is a worker of this pool (else
+    /// [`yield_local`], if the caller is a worker of this pool (else
     /// `None`).
     ///
     /// ```

@@ -7,10 +7,10 @@ use super::ThreadPool;
 use crate::scope::{do_in_place_scope, do_in_place_scope_fifo, Scope, ScopeFifo};
 
 impl ThreadPool {
-    /// [`scope`](crate::scope) on this pool: same as `self.install(|| scope(op))`.
+    /// [`scope`](fn@crate::scope) on this pool: same as `self.install(|| scope(op))`.
     ///
     /// # Panics
-    /// As [`scope`](crate::scope).
+    /// As [`scope`](fn@crate::scope).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -35,7 +35,7 @@ impl ThreadPool {
     /// `self.install(|| scope_fifo(op))`.
     ///
     /// # Panics
-    /// As [`scope`](crate::scope).
+    /// As [`scope`](fn@crate::scope).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
@@ -59,7 +59,7 @@ impl ThreadPool {
     /// on the calling thread.
     ///
     /// # Panics
-    /// As [`scope`](crate::scope).
+    /// As [`scope`](fn@crate::scope).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -80,7 +80,7 @@ impl ThreadPool {
     /// [`in_place_scope_fifo`](crate::in_place_scope_fifo) whose jobs go to this pool.
     ///
     /// # Panics
-    /// As [`scope`](crate::scope).
+    /// As [`scope`](fn@crate::scope).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

@@ -7,20 +7,32 @@ use std::sync::Arc;
 #[derive(Clone, Copy)]
 #[allow(dead_code)] // the fields are read by the recording build only
 pub(crate) enum JobSource {
+    /// The pool's injector.
     Injector,
-    Steal { victim: usize },
+    /// Stolen from another worker's deque.
+    Steal {
+        /// The worker whose deque it came from.
+        victim: usize,
+    },
+    /// The worker's own broadcast queue.
     Broadcast,
-    Rescue { victim: usize },
+    /// A `join` half rescued from another worker's private stack.
+    Rescue {
+        /// The worker whose private stack it came from.
+        victim: usize,
+    },
 }
 
 /// No pool records without the feature: never built.
 pub(crate) enum Recorder {}
 
 impl Recorder {
+    /// Notes an injected job: never called, as no recorder exists.
     pub(crate) fn injected(&self) {
         match *self {}
     }
 
+    /// Saves the timeline if asked: never called, as no recorder exists.
     pub(crate) fn save_if_asked(self: &Arc<Self>) {
         match **self {}
     }
@@ -30,23 +42,31 @@ impl Recorder {
 pub(crate) struct WorkerRecorder;
 
 impl WorkerRecorder {
+    /// The recorder of any worker: off.
     pub(crate) fn new(_: Option<&Arc<Recorder>>, _: usize) -> WorkerRecorder {
         WorkerRecorder
     }
+    /// Whether the pool records: never.
     #[inline(always)]
     pub(crate) fn is_on(&self) -> bool {
         false
     }
+    /// Records nothing.
     #[inline(always)]
     pub(crate) fn note_source(&self, _: JobSource) {}
+    /// Records nothing.
     #[inline(always)]
     pub(crate) fn job_start(&self) {}
+    /// Records nothing.
     #[inline(always)]
     pub(crate) fn job_end(&self) {}
+    /// Records nothing.
     #[inline(always)]
     pub(crate) fn park(&self) {}
+    /// Records nothing.
     #[inline(always)]
     pub(crate) fn unpark(&self) {}
+    /// Records nothing.
     #[inline(always)]
     pub(crate) fn promotion(&self) {}
 }

@@ -14,6 +14,7 @@ use stealpool_timeline::TimelineEventKind;
 /// `WorkerThread`, so only the worker's own thread uses it. One word: with recording off
 /// the feature adds a null pointer to the worker and a test of it to the hot paths.
 pub(crate) struct WorkerRecorder {
+    /// The writer of this worker's log; `None` when the pool does not record.
     log: Option<Box<WorkerLog>>,
 }
 
@@ -31,6 +32,7 @@ impl WorkerRecorder {
         }
     }
 
+    /// Whether the pool records.
     #[inline(always)]
     pub(crate) fn is_on(&self) -> bool {
         self.log.is_some()
@@ -44,6 +46,7 @@ impl WorkerRecorder {
         }
     }
 
+    /// The worker starts a job, from the source noted last.
     #[inline(always)]
     pub(crate) fn job_start(&self) {
         if let Some(log) = &self.log {
@@ -51,26 +54,32 @@ impl WorkerRecorder {
         }
     }
 
+    /// The innermost running job ended.
     #[inline(always)]
     pub(crate) fn job_end(&self) {
         self.push(TimelineEventKind::JobEnd);
     }
 
+    /// The worker parks.
     #[inline(always)]
     pub(crate) fn park(&self) {
         self.push(TimelineEventKind::Park);
     }
 
+    /// The worker woke up.
     #[inline(always)]
     pub(crate) fn unpark(&self) {
         self.push(TimelineEventKind::Unpark);
     }
 
+    /// The worker promoted a private `join` half to its deque.
     #[inline(always)]
     pub(crate) fn promotion(&self) {
         self.push(TimelineEventKind::Promotion);
     }
 
+    /// Records `kind` if the pool records: here only the test of the log pointer, the
+    /// recording itself out of line and cold (`WorkerLog::push`).
     #[inline(always)]
     fn push(&self, kind: TimelineEventKind) {
         if let Some(log) = &self.log {

@@ -5,7 +5,9 @@
 //! a hung `cargo test`.
 #![allow(dead_code)]
 
+pub mod child;
 pub mod parity;
+pub mod seccomp;
 pub mod trace;
 
 use std::any::Any;
@@ -230,6 +232,40 @@ pub const EXPECTED: &str = "EXPECTED-PANIC";
 #[derive(Debug, PartialEq, Eq)]
 pub struct ExpectedPayload(pub u32);
 
+/// A panic payload whose destructor panics (with an [`EXPECTED`] message); the quiet
+/// hook silences both the panic that carries it and the one its drop raises.
+pub struct PanickyDrop(pub &'static str);
+
+impl Drop for PanickyDrop {
+    fn drop(&mut self) {
+        panic!("{EXPECTED} PanickyDrop::drop({})", self.0);
+    }
+}
+
+/// A pool of `n` workers.
+pub fn pool(n: usize) -> ThreadPool {
+    stealpool::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .unwrap()
+}
+
+/// Runs `f`, which must panic, and returns its payload.
+pub fn expect_panic<R>(f: impl FnOnce() -> R) -> Box<dyn Any + Send> {
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic"),
+        Err(payload) => payload,
+    }
+}
+
+/// Busy-waits for `nanos` nanoseconds (a delay that keeps the thread running).
+pub fn spin_for(nanos: u64) {
+    let start = Instant::now();
+    while (start.elapsed().as_nanos() as u64) < nanos {
+        std::hint::spin_loop();
+    }
+}
+
 fn hook_counts() -> &'static Mutex<HashMap<String, usize>> {
     static COUNTS: OnceLock<Mutex<HashMap<String, usize>>> = OnceLock::new();
     COUNTS.get_or_init(Default::default)
@@ -264,6 +300,9 @@ pub fn quiet_expected_panics() {
                     .unwrap()
                     .entry(msg.to_owned())
                     .or_insert(0) += 1;
+                return;
+            }
+            if payload.is::<PanickyDrop>() {
                 return;
             }
             if let Some(p) = payload.downcast_ref::<ExpectedPayload>() {

@@ -12,15 +12,21 @@ const PID: u32 = 1;
 
 /// One entry of `traceEvents`. The `Option` fields are left out of the JSON when `None`.
 struct TraceEvent {
+    /// The event's name: a job's source, `parked`, `promotion`, `inject` or `thread_name`.
     name: Option<&'static str>,
+    /// The event's category: `job`, `park`, `join` or `injector`.
     cat: Option<&'static str>,
+    /// The phase: `B` (begin), `E` (end), `i` (instant) or `M` (metadata).
     ph: &'static str,
     /// Nanoseconds since the pool was built; written as `ts`, in microseconds.
     at_ns: u64,
+    /// The process id: always [`PID`].
     pid: u32,
+    /// The track: a worker's index, or the injector's track after the workers'.
     tid: usize,
     /// Scope of an instant event: `t`, the thread.
     s: Option<&'static str>,
+    /// The event's `args` object.
     args: Option<Args>,
 }
 
@@ -29,10 +35,15 @@ enum Args {
     /// `{"name": ...}`: a track's name, on its `thread_name` metadata event.
     Name(String),
     /// `{"victim": ...}`: the worker a stolen or rescued job came from.
-    Source { victim: usize },
+    Source {
+        /// The index of the worker the job came from.
+        victim: usize,
+    },
 }
 
 impl TraceEvent {
+    /// An event of phase `ph` at `at_ns` on track `tid`, without name, category, scope or
+    /// `args`.
     fn at(ph: &'static str, at_ns: u64, tid: usize) -> TraceEvent {
         TraceEvent {
             name: None,
@@ -46,12 +57,14 @@ impl TraceEvent {
         }
     }
 
+    /// The event with name `name` and category `cat`.
     fn named(mut self, name: &'static str, cat: &'static str) -> TraceEvent {
         self.name = Some(name);
         self.cat = Some(cat);
         self
     }
 
+    /// The metadata event that names track `tid` `name`.
     fn thread_name(tid: usize, name: String) -> TraceEvent {
         TraceEvent {
             name: Some("thread_name"),

@@ -18,6 +18,8 @@ use std::sync::{Mutex, Weak};
 /// the parent's.
 static RECORDERS: Mutex<Vec<(u32, Weak<Recorder>)>> = Mutex::new(Vec::new());
 
+/// Registers `recorder`, for this process, with the exit handler, which saves it unless
+/// it saved already; registers the handler itself on the first call.
 pub(crate) fn save_at_exit(recorder: &Arc<Recorder>) {
     RECORDERS
         .lock()
@@ -27,11 +29,13 @@ pub(crate) fn save_at_exit(recorder: &Arc<Recorder>) {
     handler::register();
 }
 
+/// The `atexit` handler, on the targets whose C runtime runs one.
 #[cfg(any(unix, windows))]
 mod handler {
     use super::RECORDERS;
     use std::sync::Once;
 
+    /// Registers [`save_all`] with `atexit`, once per process image.
     pub(super) fn register() {
         // Once per process image: a forked child inherits both the handler and this
         // `Once`, so the handler is never registered twice.

@@ -66,7 +66,9 @@ pub(crate) fn micros(out: &mut impl Write, ns: u64) -> io::Result<()> {
 /// given, `}` at [`end`](Object::end). Keys are written as strings, escaped.
 #[must_use = "an object is only closed by `end`"]
 pub(crate) struct Object<'w, W: Write> {
+    /// Where the object is written.
     out: &'w mut W,
+    /// No field written yet: the next one needs no `,` before it.
     empty: bool,
 }
 
@@ -127,7 +129,9 @@ impl<'w, W: Write> Object<'w, W> {
 /// [`end`](Array::end).
 #[must_use = "an array is only closed by `end`"]
 pub(crate) struct Array<'w, W: Write> {
+    /// Where the array is written.
     out: &'w mut W,
+    /// No element written yet: the next one needs no `,` before it.
     empty: bool,
 }
 

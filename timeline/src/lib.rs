@@ -27,6 +27,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(clippy::missing_docs_in_private_items)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod chrome;
@@ -200,6 +201,7 @@ pub struct TimelineEvent {
 /// ```
 #[derive(Clone)]
 pub struct Timeline {
+    /// The recording this handle reads, shared with the pool and every other handle.
     recorder: Arc<Recorder>,
 }
 
@@ -212,6 +214,7 @@ impl std::fmt::Debug for Timeline {
 }
 
 impl Timeline {
+    /// The handle that reads `recorder`.
     fn new(recorder: Arc<Recorder>) -> Timeline {
         Timeline { recorder }
     }

@@ -20,9 +20,11 @@ use std::sync::{Mutex, PoisonError};
 /// Events per chunk: 4096 × 24 bytes = 96 KiB.
 const CHUNK_EVENTS: usize = 4096;
 
+/// `CHUNK_EVENTS` event slots of a log, filled in order by the log's owner.
 struct Chunk {
     /// Slots `0..len` are written and final.
     len: AtomicUsize,
+    /// The events: `CHUNK_EVENTS` slots, written once each.
     slots: Box<[UnsafeCell<MaybeUninit<TimelineEvent>>]>,
 }
 
@@ -32,6 +34,7 @@ struct Chunk {
 unsafe impl Sync for Chunk {}
 
 impl Chunk {
+    /// An empty chunk.
     fn new() -> Box<Chunk> {
         Box::new(Chunk {
             len: AtomicUsize::new(0),
@@ -78,6 +81,7 @@ impl Drop for EventLog {
 }
 
 impl EventLog {
+    /// An empty log, with its first chunk.
     pub(crate) fn new() -> EventLog {
         let first = Box::into_raw(Chunk::new());
         EventLog {

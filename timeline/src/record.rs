@@ -17,7 +17,9 @@ use std::time::Instant;
 /// assert_eq!(recorder.timeline().injections().len(), 1);
 /// ```
 pub struct Recorder {
+    /// The clock's origin: event and injection times are nanoseconds since this instant.
     built_at: Instant,
+    /// One event log per worker, by index.
     logs: Vec<EventLog>,
     /// Injection times: injections come from any thread, so they share one lock.
     injections: Mutex<Vec<u64>>,
@@ -31,6 +33,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// An empty recording for `num_workers` workers, saved to `save_to` if given.
     pub(crate) fn new(num_workers: usize, save_to: Option<PathBuf>) -> Arc<Recorder> {
         Arc::new(Recorder {
             built_at: Instant::now(),
@@ -41,6 +44,7 @@ impl Recorder {
         })
     }
 
+    /// Nanoseconds since `built_at`.
     #[inline]
     fn now(&self) -> u64 {
         self.built_at.elapsed().as_nanos() as u64
@@ -51,6 +55,7 @@ impl Recorder {
         self.save_to.is_some()
     }
 
+    /// The number of workers recorded.
     pub(crate) fn num_workers(&self) -> usize {
         self.logs.len()
     }
@@ -89,10 +94,12 @@ impl Recorder {
         Timeline::new(Arc::clone(self))
     }
 
+    /// Every worker's events so far ([`Timeline::events`]).
     pub(crate) fn snapshot(&self) -> Vec<Vec<TimelineEvent>> {
         self.logs.iter().map(EventLog::snapshot).collect()
     }
 
+    /// The injection times so far ([`Timeline::injections`]).
     pub(crate) fn injections(&self) -> Vec<u64> {
         self.injections
             .lock()
@@ -151,7 +158,9 @@ impl Recorder {
 /// assert_eq!(events[1].kind, TimelineEventKind::JobEnd);
 /// ```
 pub struct WorkerLog {
+    /// The recording this writer writes to.
     recorder: Arc<Recorder>,
+    /// The index of the worker, and of its log in `recorder`.
     index: usize,
     /// Where the next job comes from; set where the job was taken (`note_source`), and
     /// back to `Local` once used, since most jobs are local pops, which note nothing.

@@ -11,18 +11,27 @@
 use super::{JobSource, TimelineEvent, TimelineEventKind};
 use std::io::{self, Write};
 
+/// Width of the plot in pixels: a lane's number of columns.
 const PLOT_WIDTH: usize = 1200;
+/// Left margin in pixels, where the lane labels go.
 const LEFT: usize = 90;
+/// Right margin in pixels.
 const RIGHT: usize = 30;
+/// Height of the title area in pixels; the injector lane starts below it.
 const TOP: usize = 40;
+/// Height of a lane in pixels.
 const LANE: usize = 22;
+/// Space between two worker lanes, in pixels.
 const GAP: usize = 6;
 
 /// What a worker is doing between two events.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
+    /// Neither running a job nor parked: looking for work.
     Searching,
+    /// Parked.
     Parked,
+    /// Running a job from the source at this index of `SOURCES`.
     Job(usize),
 }
 
@@ -34,9 +43,12 @@ const SOURCES: [(&str, &str); 5] = [
     ("broadcast", "#76b7b2"),
     ("rescue", "#b07aa1"),
 ];
+/// The colour of parked time.
 const PARKED: &str = "#c8c8c8";
+/// The states a column sums: the job sources, parked and searching.
 const STATES: usize = SOURCES.len() + 2;
 
+/// `source`'s index in `SOURCES`.
 fn source_index(source: JobSource) -> usize {
     match source {
         JobSource::Local => 0,
@@ -47,6 +59,7 @@ fn source_index(source: JobSource) -> usize {
     }
 }
 
+/// `state`'s index in a column: the job sources, then parked, then searching.
 fn state_index(state: State) -> usize {
     match state {
         State::Job(i) => i,
@@ -128,6 +141,8 @@ fn label(ns: u64, (scale, name): (f64, &str)) -> String {
     format!("{value} {name}")
 }
 
+/// Writes `workers`' events and the `injections` to `out` as an SVG: the title, the
+/// injector lane, one lane per worker, the time axis and the legend.
 pub(super) fn write(
     workers: &[Vec<TimelineEvent>],
     injections: &[u64],
@@ -268,6 +283,7 @@ pub(super) fn write(
     writeln!(out, "</svg>")
 }
 
+/// The run's length, `ns`, for the title: in s, ms or µs.
 fn label_duration(ns: u64) -> String {
     if ns >= 1_000_000_000 {
         format!("{:.2} s", ns as f64 / 1e9)

@@ -14,7 +14,7 @@ use crate::pool::spawn_handler::ThreadSpawn;
 use crate::pool::worker::WorkerThread;
 use crate::sleep::{Sleep, THREADS_MAX};
 use crate::sync::deque::{Injector, Worker};
-use crate::sync::{Arc, Mutex};
+use crate::sync::unchecked::{Arc, Mutex};
 use crate::timeline_hooks;
 use crossbeam_utils::CachePadded;
 use std::mem;
@@ -69,10 +69,13 @@ impl Registry {
                 terminate: CoreLatch::new(),
                 stealer: queues.deque.stealer(),
                 batch: queues.batch.stealer(),
-                pending: Arc::new(CachePadded::new(PendingHalves::new(LatchOwner {
-                    sleep: Arc::clone(&sleep),
-                    index,
-                }))),
+                pending: Arc::new(CachePadded::new(PendingHalves::new(
+                    LatchOwner {
+                        sleep: Arc::clone(&sleep),
+                        index,
+                    },
+                    n_threads > 1,
+                ))),
                 fifo: Arc::new(JobFifo::new()),
             })
             .collect();

@@ -4,8 +4,9 @@ use super::Registry;
 use crate::pool::build_error::{ErrorKind, ThreadPoolBuildError};
 use crate::pool::config::Config;
 use crate::pool::spawn_handler::ThreadSpawn;
-use crate::sync::{Arc, OnceLock};
+use crate::sync::unchecked::{Arc, OnceLock};
 
+/// The global pool's registry, once built.
 static THE_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
 
 /// The global pool's registry, built with the default builder on first use.

@@ -64,6 +64,8 @@ impl Registry {
         })
     }
 
+    /// `in_worker` from a thread outside any pool: injects `op` as a job and parks on a
+    /// thread-local latch until it ran (`op` gets `injected == true`).
     #[cold]
     fn in_worker_cold<OP, R>(&self, op: OP) -> R
     where
@@ -102,6 +104,8 @@ impl Registry {
             .unwrap_or_else(|_| run(&ParkLatch::new()))
     }
 
+    /// `in_worker` from `current_thread`, a worker of another pool: injects `op` as a job
+    /// and runs its own pool's jobs until it ran.
     #[cold]
     fn in_worker_cross<OP, R>(&self, current_thread: &WorkerThread, op: OP) -> R
     where

@@ -38,6 +38,9 @@ impl Registry {
         }
     }
 
+    /// The rest of [`check_wait`](Self::check_wait), for a thread that holds the loader
+    /// lock: panics unless the workers `needs` asks for have started and the process is not
+    /// exiting.
     #[cold]
     fn check_wait_cold(&self, needs: WaitNeeds) {
         let why = if os::exiting() {
@@ -90,8 +93,11 @@ mod os {
     /// The ntdll functions the checks use.
     #[derive(Clone, Copy)]
     struct Ntdll {
+        /// `RtlGetCurrentPeb`.
         get_peb: GetPeb,
+        /// `RtlIsCriticalSectionLockedByThread`.
         is_locked: IsLockedByThread,
+        /// `RtlDllShutdownInProgress`.
         shutdown_in_progress: ShutdownInProgress,
     }
 
@@ -141,12 +147,15 @@ mod os {
     }
 }
 
+/// The checks' questions where there is no loader lock: both answers are "no".
 #[cfg(not(windows))]
 mod os {
+    /// Whether the calling thread owns the loader lock: never here.
     pub(super) fn holds_loader_lock() -> bool {
         false
     }
 
+    /// Whether the process is exiting with the other threads gone: never here.
     pub(super) fn exiting() -> bool {
         false
     }

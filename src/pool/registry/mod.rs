@@ -27,7 +27,7 @@ use crate::pool::pending::PendingHalves;
 use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Stealer, Worker};
-use crate::sync::{Arc, Mutex};
+use crate::sync::unchecked::{Arc, Mutex};
 use crate::timeline_hooks::Recorder;
 use crate::unwind;
 use crossbeam_utils::CachePadded;
@@ -55,18 +55,23 @@ pub(crate) type ThreadHandler = dyn Fn(usize) + Send + Sync;
 
 /// The shared state of one pool.
 pub(crate) struct Registry {
+    /// One entry per worker, by index.
     thread_infos: Vec<ThreadInfo>,
     /// Shared with latches that must wake a worker of this pool (`Arc`: a cross-pool
     /// setter keeps it alive until its wake-up is delivered).
     pub(crate) sleep: Arc<Sleep>,
+    /// The injector: jobs from threads that are not workers of this pool.
     injected_jobs: Injector<JobRef>,
     /// The pushing ends of every worker's broadcast queue (FIFO). Only broadcasts lock it.
     broadcasts: Mutex<Vec<Worker<JobRef>>>,
+    /// The metrics counters.
     counters: RegistryCounters,
     /// Shared (a std `Arc`, not a protocol object) with the join handles of this pool's
     /// jobs, which report an unjoined panic after the pool may be gone.
     panic_handler: Option<std::sync::Arc<PanicHandler>>,
+    /// Runs on each worker before its first job (`ThreadPoolBuilder::start_handler`).
     start_handler: Option<Box<ThreadHandler>>,
+    /// Runs on each worker after its last job (`ThreadPoolBuilder::exit_handler`).
     exit_handler: Option<Box<ThreadHandler>>,
     /// Starts at 1 for the `ThreadPool` handle; +1 for every `spawn` job until it has run.
     /// When it reaches 0 every worker's `terminate` latch is set.
@@ -210,6 +215,7 @@ impl Registry {
         }
     }
 
+    /// Sends `payload` to the panic handler, or drops it without one ([`report_panic`]).
     fn handle_panic(&self, payload: Box<dyn Any + Send>) {
         report_panic(self.panic_handler.as_deref(), payload);
     }
@@ -227,8 +233,9 @@ impl Registry {
         })
     }
 
-    /// Whether any queue of the pool holds a job: the injector or any worker's deque.
-    /// The sleeper's last look before parking (docs/sleep.md, step 4).
+    /// Whether any queue of the pool holds a job: the injector, or any worker's deque,
+    /// batch queue or private `join` halves. The sleeper's last look before parking
+    /// (docs/sleep.md, step 4).
     pub(crate) fn has_pending_jobs(&self) -> bool {
         !self.injected_jobs.is_empty()
             || self

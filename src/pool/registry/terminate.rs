@@ -3,15 +3,19 @@
 //! back to the handle's one. Its own type so that the loom model (`tests/loom_lifecycle.rs`)
 //! checks this very code.
 
-use crate::sync::protocol::{fence, AtomicUsize, Condvar, Mutex};
+use crate::sync::checked::{fence, AtomicUsize, Condvar, Mutex};
 use crate::sync::Ordering;
 
 /// A registry's terminate count and its `wait_idle` waiters.
 pub(crate) struct TerminateCount {
+    /// References: the pool handle's, plus one per `spawn*` job until it ran; 0 once the
+    /// pool terminated.
     count: AtomicUsize,
     /// Threads inside `wait_idle`.
     waiters: AtomicUsize,
+    /// Guards the `condvar` waits and notifications.
     lock: Mutex<()>,
+    /// Wakes the `wait_idle` callers when the count falls back to the handle's one.
     condvar: Condvar,
 }
 

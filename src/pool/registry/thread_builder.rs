@@ -3,8 +3,8 @@
 
 use super::{Registry, WorkerQueues};
 use crate::latch::{Latch, LockLatch};
-use crate::pool::worker::WorkerThread;
-use crate::sync::Arc;
+use crate::pool::worker::{RunJobs, WorkerThread};
+use crate::sync::unchecked::Arc;
 use crate::unwind;
 use std::fmt;
 use std::mem;
@@ -30,10 +30,15 @@ use std::thread;
 /// assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1]);
 /// ```
 pub struct ThreadBuilder {
+    /// The worker's thread name, from the builder's `thread_name` closure.
     pub(super) name: Option<String>,
+    /// The worker's stack size in bytes, from the builder's `stack_size`.
     pub(super) stack_size: Option<usize>,
+    /// The queue ends the worker owns.
     pub(super) queues: WorkerQueues,
+    /// The worker's pool.
     pub(super) registry: Arc<Registry>,
+    /// The worker's index in its pool.
     pub(super) index: usize,
 }
 
@@ -171,13 +176,14 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     // job) belongs to a caller that keeps the pool alive. The exception is the building
     // thread of a `use_current_thread` pool, which can use the pool without a handle;
     // run what it left here rather than leave it to be stolen later.
+    let run = worker_thread.run_jobs();
     while let Some(job) = worker_thread
         .take_local_job()
         .or_else(|| worker_thread.take_batched_job())
     {
-        worker_thread.execute(job);
+        run.execute(job);
     }
-    worker_thread.flush_count_downs();
+    drop(run);
 
     if let Some(handler) = registry.exit_handler.as_ref() {
         registry.catch_unwind(|| handler(index));

@@ -1,69 +1,120 @@
-//! The worker's side of the lazy `join` (`docs/join.md`): keeping second halves private,
-//! the per-`join` poll, promotion, and rescue of another worker's halves.
+//! The worker's side of the lazy `join` (`docs/join.md`): the fast path's way to the
+//! private stack ([`JoinStack`]), the rest of the per-`join` poll, promotion, and rescue
+//! of another worker's halves.
 //!
 //! Nothing here runs a job: a `join` whose second half nobody took runs `a`, then `b`,
 //! and nothing in between, as on rayon-core (`docs/guarantees.md`, "Where a worker runs
 //! other jobs").
 
 use super::WorkerThread;
-use crate::job::{JobRef, JoinHalf};
-use crate::pool::pending::Popped;
+use crate::job::JobRef;
+use crate::pool::pending::PendingHalves;
+use crate::sync::barrier::FixedLight;
+use crate::sync::unchecked::Cell;
 use crate::timeline_hooks::JobSource;
+use std::ptr::NonNull;
+
+thread_local! {
+    /// The current worker's [`JoinStack`], once its light barrier is fixed
+    /// ([`WorkerThread::fix_current_join_stack`]); `None` on any other thread. Cleared with
+    /// `WORKER_THREAD_STATE` when the worker is dropped.
+    static JOIN_STACK: Cell<Option<RawJoinStack>> = const { Cell::new(None) };
+}
+
+/// [`JoinStack`] as the thread-local keeps it.
+#[derive(Clone, Copy)]
+struct RawJoinStack {
+    /// The current worker's private stack (its `pending`).
+    stack: NonNull<PendingHalves>,
+    /// The proof that this thread's light barrier is fixed.
+    light: FixedLight,
+}
+
+/// The current worker's private stack of `join` halves, as the `join` fast path reaches
+/// it: straight from a thread-local, one load, with the owner's light barrier already
+/// fixed ([`FixedLight`]: the compiler fence once the asymmetric barrier is published,
+/// else the full fence), so that the fast path neither loads the stack through the
+/// worker nor tests the barrier mode. A worker without one yet (the asymmetric barrier not
+/// published) takes the checked path, on the [`WorkerThread`] itself.
+#[derive(Clone, Copy)]
+pub(crate) struct JoinStack<'a> {
+    /// The private stack.
+    stack: &'a PendingHalves,
+    /// The pop's side of the barrier pair.
+    light: FixedLight,
+}
+
+impl<'a> JoinStack<'a> {
+    /// The private stack.
+    #[inline(always)]
+    pub(crate) fn stack(&self) -> &'a PendingHalves {
+        self.stack
+    }
+
+    /// The owner's light barrier, fixed for this thread.
+    #[inline(always)]
+    pub(crate) fn light(&self) -> FixedLight {
+        self.light
+    }
+}
 
 impl WorkerThread {
-    /// The position of the next private half, if the private stack has room for it
-    /// (else [`make_room_pending`](Self::make_room_pending) first).
+    /// Runs `f` with the current worker's [`JoinStack`], if the current thread is a worker
+    /// whose light barrier is fixed.
     #[inline(always)]
-    pub(crate) fn reserve_pending(&self) -> Option<usize> {
-        self.pending.reserve()
+    pub(crate) fn with_join_stack<R>(f: impl FnOnce(Option<JoinStack<'_>>) -> R) -> R {
+        let raw = JOIN_STACK.get();
+        f(raw.map(|raw| JoinStack {
+            // SAFETY: `fix_current_join_stack` stored a pointer to the current worker's stack,
+            // which the worker keeps alive (its `Arc`) until its `Drop` clears the
+            // thread-local, on this thread; that never happens while `f` runs, and the
+            // borrow cannot outlive the call.
+            stack: unsafe { raw.stack.as_ref() },
+            light: raw.light,
+        }))
     }
 
-    /// Promotes the oldest private halves until the private stack has room for a push,
-    /// and returns the position of that push.
+    /// Makes the `join` fast path ([`JoinStack`]) available to the current thread's
+    /// worker, if it has one and the light barrier can be fixed now ([`FixedLight::get`]):
+    /// always in the fence builds, once the asymmetric barrier is published in the
+    /// others. Called when a worker becomes the current thread's, and by every `join` on
+    /// the checked path. It reads the current worker itself, so the stack it stores is
+    /// always the one `Drop` clears.
+    pub(crate) fn fix_current_join_stack() {
+        let Some(light) = FixedLight::get() else {
+            return;
+        };
+        WorkerThread::with_current(|worker| {
+            if let Some(worker) = worker {
+                let stack = NonNull::from(&**worker.pending);
+                JOIN_STACK.with(|slot| slot.set(Some(RawJoinStack { stack, light })));
+            }
+        });
+    }
+
+    /// This worker's private stack of `join` halves (the `join` frame's checked path).
+    #[inline(always)]
+    pub(crate) fn pending(&self) -> &PendingHalves {
+        &self.pending
+    }
+
+    /// Takes the fast path away again: the worker is about to be dropped.
+    pub(super) fn clear_join_stack() {
+        JOIN_STACK.with(|slot| slot.set(None));
+    }
+
+    /// Whether the own deque is empty (the owner's view: two loads).
+    #[inline(always)]
+    pub(crate) fn deque_is_empty(&self) -> bool {
+        self.worker.is_empty()
+    }
+
+    /// [`promote_oldest`](Self::promote_oldest) out of line, for the `join` frame (a
+    /// full private stack, or the poll's promotion).
     #[cold]
     #[inline(never)]
-    pub(crate) fn make_room_pending(&self) -> usize {
-        self.pending.make_room(|| self.promote_oldest())
-    }
-
-    /// Keeps a `join`'s second half private (lazy join) at `pos`, which
-    /// [`reserve_pending`](Self::reserve_pending) just returned, and polls whether
-    /// anyone could use a promoted half (`docs/join.md`).
-    ///
-    /// # Safety
-    /// `job` must stay valid until its `join` popped it back with `pop_pending` and, if
-    /// that returned `Popped::Taken`, until its latch is set (it may be on the deque or
-    /// running on a thief or rescuer).
-    #[inline(always)]
-    pub(crate) unsafe fn push_pending(&self, pos: usize, job: JoinHalf) {
-        self.pending.push_at(pos, job);
-        self.poll_join();
-    }
-
-    /// The `join` of position `pos` takes its second half back.
-    #[inline]
-    pub(crate) fn pop_pending(&self, pos: usize) -> Popped {
-        self.pending.pop(pos)
-    }
-
-    /// The per-`join` poll, after the private push: the light barrier and one load of a
-    /// line that changes only when a worker goes idle. Promotes when some worker is idle
-    /// or searching.
-    #[inline]
-    fn poll_join(&self) {
-        if self.can_share && self.pending.owner().sleep.idle_workers_after_private_push() {
-            self.poll_join_cold();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn poll_join_cold(&self) {
-        // One promoted half at a time: while the deque still holds work, an idle worker
-        // can take that (`docs/join.md`, "When a half is promoted").
-        if self.worker.is_empty() {
-            self.promote_oldest();
-        }
+    pub(crate) fn promote_oldest_cold(&self) -> bool {
+        self.promote_oldest()
     }
 
     /// Moves the oldest private half to the deque, where thieves can take it. Returns
@@ -96,7 +147,7 @@ impl WorkerThread {
     /// half it runs has not called into the pool for a while (a long leaf, or one that
     /// blocks until the second half runs), so it cannot promote (`docs/join.md`,
     /// "Rescue"). Scans from a random victim.
-    pub(crate) fn rescue(&self) -> Option<JobRef> {
+    pub(super) fn rescue(&self) -> Option<JobRef> {
         self.victims().find_map(|victim| {
             let stealer = self.registry.stealer(victim);
             let job = self

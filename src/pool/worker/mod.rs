@@ -3,23 +3,28 @@
 //! Each worker owns a LIFO crossbeam-deque [`Worker`]; the registry holds its [`Stealer`]
 //! for the others. The loop: [`WorkerThread::wait_until`] (`wait.rs`) runs local jobs,
 //! then searches ([`WorkerThread::find_work`], `search.rs`), then parks (`sleep`). The
-//! other modules: `lazy_join.rs` (the private second halves of `join`), `count_down.rs`
-//! (scope jobs' deferred count-downs and arena releases).
+//! other modules: `lazy_join.rs` (the private second halves of `join`), `deferred.rs`
+//! (running jobs, and the count-downs and arena releases they defer).
 
-use crate::job::{DeferredReleases, JobArena, JobFifo, JobRef};
+use crate::job::{JobArena, JobFifo, JobRef};
 use crate::latch::LatchOwner;
 use crate::metrics::WorkerCounters;
 use crate::pool::pending::PendingHalves;
 use crate::pool::registry::{Registry, WorkerQueues};
 use crate::sleep::Sleep;
 use crate::sync::deque::{Stealer, Worker};
-use crate::sync::{Arc, Cell};
+use crate::sync::unchecked::{Arc, Cell};
 use crate::timeline_hooks::WorkerRecorder;
-use count_down::DeferredCountDowns;
 use crossbeam_utils::CachePadded;
+use deferred::DeferredWork;
+pub(crate) use deferred::{JobRun, RunJobs};
+pub(crate) use lazy_join::JoinStack;
 use std::ptr;
+pub(crate) use wait::Waiter;
+#[cfg(loom)]
+pub(crate) use wait::{wait_loop, Frame};
 
-mod count_down;
+mod deferred;
 mod lazy_join;
 mod search;
 mod wait;
@@ -40,6 +45,7 @@ thread_local! {
 /// stack (`main_loop`) for the thread's whole life, or, for the building thread of a
 /// `use_current_thread` pool, in that thread's `ADOPTED` slot until the thread exits.
 pub(crate) struct WorkerThread {
+    /// This worker's deque: its own jobs, LIFO (`WorkerQueues::deque`).
     worker: Worker<JobRef>,
     /// Jobs taken in batches from other queues, oldest first (`WorkerQueues::batch`).
     batch: Worker<JobRef>,
@@ -49,22 +55,20 @@ pub(crate) struct WorkerThread {
     broadcasts: Stealer<JobRef>,
     /// This worker's metrics block (shared with the registry, written only here).
     counters: Arc<CachePadded<WorkerCounters>>,
+    /// The pool this worker belongs to.
     registry: Arc<Registry>,
     /// Second halves of this worker's `join`s not yet offered to thieves (lazy join,
     /// `docs/join.md`); the registry holds it too, for rescuers. It also holds this
     /// worker's index and sleep state (`PendingHalves::owner`).
     pending: Arc<CachePadded<PendingHalves>>,
-    /// Whether another worker exists to take a promoted half (`num_threads > 1`).
-    can_share: bool,
     /// Local jobs taken between top-level jobs, counted for fair injection
     /// (`FAIR_INTERVAL`).
     local_ticks: Cell<u32>,
-    /// Scope jobs run here whose completions are not yet counted down (`count_down`).
-    count_downs: DeferredCountDowns,
+    /// Count-downs and arena chunk references of jobs run here, not yet delivered
+    /// (`deferred`).
+    deferred: DeferredWork,
     /// Where this worker's scope spawns put their jobs (`job::arena`).
     job_arena: JobArena,
-    /// Arena chunk references of jobs run here, not yet given back.
-    job_releases: DeferredReleases,
     /// This worker's side of the pool's timeline (a no-op unless the pool records).
     timeline: WorkerRecorder,
 }
@@ -76,6 +80,7 @@ pub(crate) const FAIR_INTERVAL: u32 = 61;
 impl Drop for WorkerThread {
     fn drop(&mut self) {
         // Unregister, so the thread-local never points at a dead frame.
+        WorkerThread::clear_join_stack();
         WORKER_THREAD_STATE.with(|t| {
             debug_assert!(ptr::eq(t.get(), self));
             t.set(ptr::null());
@@ -84,6 +89,8 @@ impl Drop for WorkerThread {
 }
 
 impl WorkerThread {
+    /// Worker `index` of `registry`, owning `queues`; not yet the current thread's worker
+    /// (`set_current`).
     pub(crate) fn new(queues: WorkerQueues, registry: Arc<Registry>, index: usize) -> Self {
         WorkerThread {
             worker: queues.deque,
@@ -91,14 +98,12 @@ impl WorkerThread {
             fifo: registry.fifo(index),
             broadcasts: queues.broadcasts,
             counters: registry.counters().worker(index),
-            can_share: registry.num_threads() > 1,
             pending: registry.pending(index),
             timeline: WorkerRecorder::new(registry.recorder(), index),
             registry,
             local_ticks: Cell::new(0),
-            count_downs: DeferredCountDowns::default(),
+            deferred: DeferredWork::new(),
             job_arena: JobArena::new(),
-            job_releases: DeferredReleases::new(),
         }
     }
 
@@ -158,6 +163,7 @@ impl WorkerThread {
             assert!(t.get().is_null(), "thread is already a stealpool worker");
             t.set(thread);
         });
+        WorkerThread::fix_current_join_stack();
     }
 
     /// This worker's index in its pool, `0..num_threads`.
@@ -265,14 +271,10 @@ impl WorkerThread {
         !self.worker.is_empty() || self.pending.has_private()
     }
 
-    /// Executes a job taken from any queue (the caller counted where it came from),
-    /// from a loop that runs jobs. A job that is not a scope job first gets the
-    /// count-downs deferred by the scope jobs before it (`count_down`).
+    /// Executes a job (for [`JobRun::execute`](deferred::JobRun), which settles what it
+    /// defers), recording it on the timeline when the pool records.
     #[inline]
-    pub(crate) fn execute(&self, job: JobRef) {
-        if !job.is_scope_job() {
-            self.flush_count_downs();
-        }
+    fn execute_job(&self, job: JobRef) {
         if self.timeline.is_on() {
             return self.execute_recorded(job);
         }
@@ -282,22 +284,15 @@ impl WorkerThread {
         unsafe { job.execute() }
     }
 
-    /// `execute` with the job's start and end on the timeline (out of line and cold: see
-    /// `WorkerRecorder::push`).
+    /// `execute_job` with the job's start and end on the timeline (out of line and cold:
+    /// see `WorkerRecorder::push`).
     #[cold]
     #[inline(never)]
     fn execute_recorded(&self, job: JobRef) {
         self.timeline.job_start();
-        // SAFETY: as in `execute`.
+        // SAFETY: as in `execute_job`.
         unsafe { job.execute() };
         self.timeline.job_end();
-    }
-
-    /// Executes one job for code that goes on afterwards (a yield, a fair turn): no
-    /// count-down stays deferred past it.
-    pub(crate) fn execute_one(&self, job: JobRef) {
-        self.execute(job);
-        self.flush_count_downs();
     }
 
     /// Whether any queue this worker could take a job from holds one: the injector, any
@@ -315,7 +310,7 @@ impl WorkerThread {
         self.promote_all();
         match self.find_work() {
             Some(job) => {
-                self.execute_one(job);
+                self.run_jobs().execute(job);
                 true
             }
             None => false,
@@ -336,7 +331,7 @@ impl WorkerThread {
         });
         match job {
             Some(job) => {
-                self.execute_one(job);
+                self.run_jobs().execute(job);
                 true
             }
             None => false,

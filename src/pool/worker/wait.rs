@@ -2,23 +2,132 @@
 //! none. One loop for every wait (the scheduling loop of a worker thread, a `join`'s wait
 //! for its stolen half, a scope, a cross-pool `install`, `block_on`), differing only in
 //! the [`Frame`] it runs in.
+//!
+//! The loop ([`wait_loop`]) is generic over the worker ([`Waiter`]), as the `join` frame
+//! is over `JoinWorker`: the pool runs it on a [`WorkerThread`], and the loom model of a
+//! stolen `join` (`src/loom_model/join_steal.rs`) runs this same function on its model
+//! workers, whose queues are the deque model and whose search is a plain steal.
 
+use super::deferred::RunJobs;
 use super::WorkerThread;
+use crate::job::JobRef;
 use crate::latch::{AsCoreLatch, CoreLatch, LatchOwner, StealingWaiter};
-use crate::sleep::{ParkObserver, ROUNDS_UNTIL_RESCUE};
+use crate::metrics::WorkerCounters;
+use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
+
+/// Which frame a wait runs in: it decides whether an injected job may overtake local work.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Frame {
+    /// The worker's scheduling loop: no user code below.
+    Top,
+    /// Inside a job or other user code (`join`, scope, `install`, `block_on`, ...).
+    User,
+}
+
+/// What the wait loop needs from a worker. Monomorphised: the pool's loop compiles as if it
+/// called the [`WorkerThread`] directly.
+pub(crate) trait Waiter: ParkObserver {
+    /// The handle through which the loop runs jobs (and settles what they defer).
+    type Run<'a>: RunJobs
+    where
+        Self: 'a;
+    /// Starts the loop's run of jobs; dropping it settles.
+    fn run_jobs(&self) -> Self::Run<'_>;
+    /// The pool's sleep state.
+    fn sleep(&self) -> &Sleep;
+    /// This worker's index.
+    fn index(&self) -> usize;
+    /// Moves every private `join` half to the deque, oldest first.
+    fn promote_all(&self);
+    /// The next job of this worker's own queues (deque, broadcast queue, batch), in the
+    /// order `frame` allows, without touching the shared sleep counters.
+    fn take_own_job(&self, frame: Frame) -> Option<JobRef>;
+    /// One search of the other queues (injector, other workers' deques).
+    fn find_work(&self) -> Option<JobRef>;
+    /// Takes another worker's oldest private half.
+    fn rescue(&self) -> Option<JobRef>;
+    /// This worker's metrics block (the loop counts its rescues there).
+    fn counters(&self) -> &WorkerCounters;
+    /// Whether any queue this worker could take a job from holds one (racy).
+    fn has_pending_jobs(&self) -> bool;
+}
+
+/// Runs jobs on `worker` until `latch` is set; parks when there are none. Local jobs come
+/// first, then a search (`find_work`), then a rescue, then the sleep module, as in
+/// rayon-core's wait: no injected job overtakes a local one in a [`Frame::User`] wait
+/// (`docs/guarantees.md`, "Where a worker runs other jobs").
+// The round limits are 0 under loom (fewer states): a comparison against them is then
+// constant, which is the point.
+#[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
+pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) {
+    // A panic that unwound out of here would pop the waiting frame (a `join` whose
+    // second half a thief may still be writing, a scope whose jobs still run) while
+    // others use it: abort instead (rayon-core arms the same guard here). Jobs run
+    // under their own `catch_unwind`; this fires only on a bug of the scheduler.
+    let abort_guard = crate::unwind::AbortIfPanic;
+    // A waiting worker hides nothing: its private halves become stealable.
+    worker.promote_all();
+    let sleep = worker.sleep();
+    // Work queued besides what this worker just found, for "the last searcher wakes
+    // one" (`Sleep::work_found`): the same look as before parking.
+    let more_work = || worker.has_pending_jobs();
+    let run = worker.run_jobs();
+    'outer: while !latch.probe() {
+        // Own work first, without touching the shared sleep counters.
+        if let Some(job) = worker.take_own_job(frame) {
+            run.execute(job);
+            run.settle_for(latch);
+            continue;
+        }
+        // Out of own work: nothing stays deferred while searching or parked.
+        run.settle();
+        let mut idle_state = sleep.start_looking(worker.index());
+        while !latch.probe() {
+            if let Some(job) = worker.find_work() {
+                sleep.work_found(&mut idle_state, more_work);
+                run.execute(job);
+                run.settle_for(latch);
+                // The job may have pushed local work: start over.
+                continue 'outer;
+            }
+            if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
+                if let Some(job) = worker.rescue() {
+                    sleep.work_found(&mut idle_state, more_work);
+                    worker.counters().rescue();
+                    run.execute(job);
+                    run.settle_for(latch);
+                    continue 'outer;
+                }
+            }
+            sleep.no_work_found(&mut idle_state, latch, worker, more_work);
+        }
+        // The latch is set: we are active again.
+        sleep.work_found(&mut idle_state, more_work);
+        break;
+    }
+    // Back to the waiting code: `run` drops here and delivers what the jobs deferred, so
+    // that no count or arena chunk stays held while the caller's code runs.
+    drop(run);
+    std::mem::forget(abort_guard);
+}
 
 impl WorkerThread {
     /// Runs jobs until `latch` is set; parks when there is nothing to do. For a wait
     /// inside a user's frame: `join` for its stolen half, a scope for its jobs, a
-    /// cross-pool `install`, `block_on`, a join handle. Local jobs come first, then a
-    /// search (`find_work`), as in rayon-core's wait: no injected job overtakes a local
-    /// one (`docs/guarantees.md`, "Where a worker runs other jobs").
+    /// cross-pool `install`, `block_on`, a join handle.
     #[inline]
     pub(crate) fn wait_until<L: AsCoreLatch + ?Sized>(&self, latch: &L) {
         let latch = latch.as_core_latch();
         if !latch.probe() {
-            self.wait_until_cold(latch, Frame::User);
+            self.wait_until_cold(latch);
         }
+    }
+
+    /// The rest of [`wait_until`](Self::wait_until) when `latch` is not set yet: the wait
+    /// loop, for a user frame.
+    #[cold]
+    fn wait_until_cold(&self, latch: &CoreLatch) {
+        wait_loop(self, latch, Frame::User);
     }
 
     /// The scheduling loop of a worker thread: runs jobs until the pool's `terminate`
@@ -26,83 +135,58 @@ impl WorkerThread {
     /// gives way to an injected one (`take_local_job_fair`).
     pub(crate) fn main_loop(&self, terminate: &CoreLatch) {
         if !terminate.probe() {
-            self.wait_until_cold(terminate, Frame::Top);
+            wait_loop(self, terminate, Frame::Top);
         }
-    }
-
-    #[cold]
-    // The round limits are 0 under loom (fewer states): a comparison against them is then
-    // constant, which is the point.
-    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
-    fn wait_until_cold(&self, latch: &CoreLatch, frame: Frame) {
-        // A panic that unwound out of here would pop the waiting frame (a `join` whose
-        // second half a thief may still be writing, a scope whose jobs still run) while
-        // others use it: abort instead (rayon-core arms the same guard here). Jobs run
-        // under their own `catch_unwind`; this fires only on a bug of the scheduler.
-        let abort_guard = crate::unwind::AbortIfPanic;
-        // A waiting worker hides nothing: its private halves become stealable.
-        self.promote_all();
-        let sleep = &self.registry.sleep;
-        // Work queued besides what this worker just found, for "the last searcher wakes
-        // one" (`Sleep::work_found`): the same look as before parking.
-        let more_work = || self.has_pending_jobs();
-        'outer: while !latch.probe() {
-            // Local work first, without touching the shared sleep counters.
-            // Then the own broadcast and batch queues, the search's next two steps in
-            // its order, still without the counters (a batch is many jobs).
-            let local = match frame {
-                Frame::Top => self.take_local_job_fair(),
-                Frame::User => self.take_local_job(),
-            }
-            .or_else(|| self.take_broadcast_job(&mut false))
-            .or_else(|| self.take_batched_job());
-            if let Some(job) = local {
-                self.execute(job);
-                self.flush_count_downs_for(latch);
-                continue;
-            }
-            // Out of local work: nothing stays deferred while searching or parked.
-            self.flush_count_downs();
-            self.job_releases.flush();
-            let mut idle_state = sleep.start_looking(self.index());
-            while !latch.probe() {
-                if let Some(job) = self.find_work() {
-                    sleep.work_found(&mut idle_state, more_work);
-                    self.execute(job);
-                    self.flush_count_downs_for(latch);
-                    // The job may have pushed local work: start over.
-                    continue 'outer;
-                }
-                if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
-                    if let Some(job) = self.rescue() {
-                        sleep.work_found(&mut idle_state, more_work);
-                        self.counters.rescue();
-                        self.execute(job);
-                        self.flush_count_downs_for(latch);
-                        continue 'outer;
-                    }
-                }
-                sleep.no_work_found(&mut idle_state, latch, self, || self.has_pending_jobs());
-            }
-            // The latch is set: we are active again.
-            sleep.work_found(&mut idle_state, more_work);
-            break;
-        }
-        // Back to the waiting code: deliver what the jobs run here deferred, so that no
-        // count or arena chunk stays held while the caller's code runs.
-        self.flush_count_downs();
-        self.job_releases.flush();
-        std::mem::forget(abort_guard);
     }
 }
 
-/// Which frame a wait runs in: it decides whether an injected job may overtake local work.
-#[derive(Clone, Copy)]
-enum Frame {
-    /// The worker's scheduling loop: no user code below.
-    Top,
-    /// Inside a job or other user code (`join`, scope, `install`, `block_on`, ...).
-    User,
+impl Waiter for WorkerThread {
+    type Run<'a> = super::JobRun<'a>;
+
+    #[inline]
+    fn run_jobs(&self) -> Self::Run<'_> {
+        WorkerThread::run_jobs(self)
+    }
+    #[inline]
+    fn sleep(&self) -> &Sleep {
+        &self.registry.sleep
+    }
+    #[inline]
+    fn index(&self) -> usize {
+        WorkerThread::index(self)
+    }
+    #[inline]
+    fn promote_all(&self) {
+        WorkerThread::promote_all(self)
+    }
+    /// The own deque (fairly, in the top frame), then the own broadcast and batch queues:
+    /// the search's next two steps in its order, still without the counters (a batch is
+    /// many jobs).
+    #[inline]
+    fn take_own_job(&self, frame: Frame) -> Option<JobRef> {
+        match frame {
+            Frame::Top => self.take_local_job_fair(),
+            Frame::User => self.take_local_job(),
+        }
+        .or_else(|| self.take_broadcast_job(&mut false))
+        .or_else(|| self.take_batched_job())
+    }
+    #[inline]
+    fn find_work(&self) -> Option<JobRef> {
+        WorkerThread::find_work(self)
+    }
+    #[inline]
+    fn rescue(&self) -> Option<JobRef> {
+        WorkerThread::rescue(self)
+    }
+    #[inline]
+    fn counters(&self) -> &WorkerCounters {
+        &self.counters
+    }
+    #[inline]
+    fn has_pending_jobs(&self) -> bool {
+        WorkerThread::has_pending_jobs(self)
+    }
 }
 
 /// A worker waits for a scope's or a broadcast's count by running other jobs.

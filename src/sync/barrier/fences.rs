@@ -31,19 +31,23 @@ pub(crate) fn heavy() -> Park {
     Park::FenceOnly
 }
 
-/// One thread's [`light`] (see the membarrier variant's): here always the full fence.
-#[derive(Debug)]
-pub(crate) struct OwnLight;
+/// The light barrier in the form a thread may keep for good (see the asymmetric
+/// variants'): here always the full fence, so every thread has it from the start.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FixedLight(());
 
-impl OwnLight {
-    /// One thread's light barrier.
-    pub(crate) const fn new() -> Self {
-        OwnLight
+impl FixedLight {
+    /// Always there: the full fence needs no mode.
+    #[inline]
+    pub(crate) fn get() -> Option<FixedLight> {
+        Some(FixedLight(()))
     }
+}
 
+impl super::Light for FixedLight {
     /// A full fence.
     #[inline(always)]
-    pub(crate) fn light(&self) {
+    fn light(self) {
         fence(Ordering::SeqCst);
     }
 }

@@ -29,6 +29,7 @@ const FLUSH: u8 = 1;
 /// Under wine: the fence pair for good.
 const FENCES: u8 = 2;
 
+/// The process's barrier mode: one of the constants above, decided by the first `init`.
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
 /// Decides the mode, once per process, when a pool is built (before its workers exist).
@@ -59,11 +60,17 @@ pub(crate) fn mode_name() -> &'static str {
 }
 
 /// Whether pushers may use the compiler fence alone, for
-/// [`OwnLight`](super::OwnLight): `FLUSH` is final.
+/// [`FixedLight`](super::FixedLight): `FLUSH` is final.
 #[inline]
 pub(crate) fn expedited() -> bool {
     // Acquire: pairs with `init`'s Release store.
     MODE.load(Ordering::Acquire) == FLUSH
+}
+
+/// Whether the `FLUSH` mode was published (it is final): the condition under which a
+/// [`FixedLight`](super::FixedLight) may exist (checked in debug builds).
+pub(crate) fn published() -> bool {
+    expedited()
 }
 
 /// The sleeper's side: a full fence of our own, then, in the `FLUSH` mode, a flush of

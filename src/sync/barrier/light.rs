@@ -1,9 +1,9 @@
 //! The pushers' side of the asymmetric variants (Linux's membarrier, Windows' flush):
-//! [`light`], and [`OwnLight`], one thread's light barrier, which remembers that pushers
-//! may use the compiler fence alone.
+//! [`light`], and [`FixedLight`], the proof that a thread saw the mode in which pushers may
+//! use the compiler fence alone.
 
-use super::imp::expedited;
-use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
+use super::imp::{expedited, published};
+use std::sync::atomic::{compiler_fence, fence, Ordering};
 
 /// The pusher's side: a compiler fence once the variant says pushers may use it alone
 /// (`expedited()`: the membarrier registration published, or the flush decided), else a
@@ -17,45 +17,32 @@ pub(crate) fn light() {
     }
 }
 
-/// [`light`] for the one thread that owns this value (a worker's `join`
-/// path), which remembers that it saw the asymmetric mode published (`expedited()`): from
-/// then on its barrier is the compiler fence alone, with no load of the mode. One byte the
-/// owner reads, on a line it writes anyway, instead of a load of the shared mode, a
-/// compare and a branch. Sound because a published mode stays published, or leaves it
-/// only for one whose sleepers recheck (Linux's `FAILED`, see `expedited` there).
-#[derive(Debug)]
-pub(crate) struct OwnLight {
-    /// Whether this owner saw the mode published. Written and read only by the owner
-    /// (Relaxed: an atomic only so that the owner's struct may be shared).
-    expedited: AtomicBool,
+/// The light barrier in the form a thread may keep for good: proof that this thread saw
+/// the asymmetric mode published (`expedited()`), so that its light barrier is the
+/// compiler fence alone, with no load of the mode, from then on. Sound because a
+/// published mode stays published, or leaves it only for one whose sleepers recheck
+/// (Linux's `FAILED`, see `expedited` there). The `join` fast path holds one
+/// (`WorkerThread::join_stack`): where it has none, it takes the checked path, so the
+/// fast path tests no mode at all.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FixedLight(());
+
+impl FixedLight {
+    /// The proof, if the mode is published now.
+    #[inline]
+    pub(crate) fn get() -> Option<FixedLight> {
+        expedited().then_some(FixedLight(()))
+    }
 }
 
-impl OwnLight {
-    /// One thread's light barrier, which has not seen the mode published yet.
-    pub(crate) const fn new() -> Self {
-        OwnLight {
-            expedited: AtomicBool::new(false),
-        }
-    }
-
-    /// The pusher's side of the barrier pair, as [`light`].
+impl super::Light for FixedLight {
+    /// The compiler fence alone.
     #[inline(always)]
-    pub(crate) fn light(&self) {
-        if self.expedited.load(Ordering::Relaxed) {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            self.light_cold();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn light_cold(&self) {
-        if expedited() {
-            self.expedited.store(true, Ordering::Relaxed);
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            fence(Ordering::SeqCst);
-        }
+    fn light(self) {
+        debug_assert!(
+            published(),
+            "a fixed light barrier before the asymmetric barrier was published"
+        );
+        compiler_fence(Ordering::SeqCst);
     }
 }

@@ -5,8 +5,12 @@ use super::Park;
 use std::sync::atomic::{fence, AtomicBool, AtomicU8, Ordering};
 
 // Commands of membarrier(2), from <linux/membarrier.h>.
+/// Asks which commands the kernel supports (a bit mask).
 const MEMBARRIER_CMD_QUERY: libc::c_int = 0;
+/// A memory barrier on every running thread of this process, by IPI; needs the
+/// registration below first.
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+/// Registers this process for `MEMBARRIER_CMD_PRIVATE_EXPEDITED`.
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
 // The process's barrier mode. Transitions (all by compare-exchange):
@@ -33,6 +37,8 @@ const FENCES: u8 = 4;
 /// A membarrier failed after pushers relied on it: the fence pair, sleepers recheck.
 const FAILED: u8 = 5;
 
+/// The process's barrier mode: one of the constants above, moved along the transitions
+/// drawn above them.
 static MODE: AtomicU8 = AtomicU8::new(UNREGISTERED);
 
 /// Whether this process (or the parent it was forked from) installed
@@ -162,7 +168,7 @@ pub(crate) fn mode_name() -> &'static str {
 }
 
 /// Whether pushers may use the compiler fence alone (`EXPEDITED`), for
-/// [`OwnLight`](super::OwnLight). Once published, `EXPEDITED` is left only for `FAILED`,
+/// [`FixedLight`](super::FixedLight). Once published, `EXPEDITED` is left only for `FAILED`,
 /// whose sleepers recheck after [`RECHECK_AFTER`](super::RECHECK_AFTER) because pushers
 /// that read `EXPEDITED` may still use the compiler fence: an owner that remembers the
 /// answer is such a pusher for the rest of its life, which the recheck covers the same
@@ -172,6 +178,13 @@ pub(crate) fn expedited() -> bool {
     // Acquire: pairs with the Release half of the HEAVY -> EXPEDITED exchange, so the
     // publication barrier happens before the caller's push.
     MODE.load(Ordering::Acquire) == EXPEDITED
+}
+
+/// Whether `EXPEDITED` was ever published in this process (it is, or it fell to
+/// `FAILED`, which only `EXPEDITED` falls to): the condition under which a
+/// [`FixedLight`](super::FixedLight) may exist (checked in debug builds).
+pub(crate) fn published() -> bool {
+    matches!(MODE.load(Ordering::SeqCst), EXPEDITED | FAILED)
 }
 
 /// The sleeper's side: a full fence of our own, then, once registered, a membarrier

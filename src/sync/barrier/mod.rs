@@ -3,7 +3,7 @@
 //!
 //! The sleep protocol needs a store-load (Dekker) pairing between every push and every
 //! worker about to park (`docs/sleep.md`). Pushes are the `join` fast path and parking is
-//! rare, so the pusher's side is [`light`] and the sleeper's side is [`heavy`]:
+//! rare, so the pusher's side is [`light`](fn@light) and the sleeper's side is [`heavy`](fn@heavy):
 //!
 //! * on Linux (`membarrier.rs`), once the process is registered for `membarrier(2)`
 //!   `MEMBARRIER_CMD_PRIVATE_EXPEDITED`, `light` is a compiler fence only and `heavy`
@@ -33,7 +33,7 @@
 //! **Failure (Linux).** If a sleeper's membarrier fails (ENOMEM, or a seccomp filter installed
 //! after registration), the process falls back to the fence pair for good. Pushers that
 //! read the old mode just before the switch may still use a compiler fence once, so
-//! [`heavy`] then answers [`Park::Recheck`]: the sleeper parks with a timeout and looks
+//! [`heavy`](fn@heavy) then answers [`Park::Recheck`]: the sleeper parks with a timeout and looks
 //! at the queues once more before it parks for good. It never spins.
 //!
 //! Building with `RUSTFLAGS="--cfg stealpool_fences"` forces the fence pair on Linux and
@@ -42,7 +42,7 @@
 
 use std::time::Duration;
 
-/// What [`heavy`] ordered, and so how a worker that passed it and found no work may park.
+/// What [`heavy`](fn@heavy) ordered, and so how a worker that passed it and found no work may park.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Park {
     /// A process-wide barrier (a membarrier, or `FlushProcessWriteBuffers`): exact
@@ -53,7 +53,7 @@ pub(crate) enum Park {
         allow(dead_code)
     )]
     Untimed,
-    /// A fence of our own only: exact against the threads that ran [`light`] (every
+    /// A fence of our own only: exact against the threads that ran [`light`](fn@light) (every
     /// push to a queue, every pop of a private `join` half), but not against the lazy
     /// `join`'s poll, which runs no fence ([`poll_fence`]): a sleeper that may miss such
     /// a poll's private push rechecks as for [`Recheck`](Park::Recheck).
@@ -64,7 +64,7 @@ pub(crate) enum Park {
 }
 
 impl Park {
-    /// Whether the pair is exact against a pusher that ran [`light`].
+    /// Whether the pair is exact against a pusher that ran [`light`](fn@light).
     #[inline]
     pub(crate) fn exact_for_light(self) -> bool {
         self != Park::Recheck
@@ -80,6 +80,25 @@ impl Park {
 pub(crate) fn poll_fence() {
     // loom models no compiler reordering: std's fence is what it sees either way.
     std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// A pusher's side of the pair, as a value the `join` frame is generic over: the owner's
+/// pop runs [`CheckedLight`] (the mode tested each time) or [`FixedLight`] (the mode
+/// settled for this thread), so that the fast path carries no test of the mode.
+pub(crate) trait Light: Copy {
+    /// The pusher's barrier, between its store and its load.
+    fn light(self);
+}
+
+/// [`light`](fn@light), testing the mode each time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CheckedLight;
+
+impl Light for CheckedLight {
+    #[inline(always)]
+    fn light(self) {
+        light();
+    }
 }
 
 /// How long a [`Park::Recheck`] sleeper waits before its second look. A pusher's
@@ -98,10 +117,10 @@ mod light;
 #[cfg(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom)))]
 pub(crate) use self::{
     imp::{heavy, init, mode_name, prepare},
-    light::{light, OwnLight},
+    light::{light, FixedLight},
 };
 
 #[cfg(not(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom))))]
 mod fences;
 #[cfg(not(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom))))]
-pub(crate) use self::fences::{heavy, init, light, mode_name, prepare, OwnLight};
+pub(crate) use self::fences::{heavy, init, light, mode_name, prepare, FixedLight};

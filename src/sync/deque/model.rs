@@ -8,11 +8,15 @@ use std::collections::VecDeque;
 /// crossbeam-deque's `Steal`.
 #[derive(Debug)]
 pub(crate) enum Steal<T> {
+    /// The queue is empty.
     Empty,
+    /// The oldest job, taken.
     Success(T),
+    /// Another thread held the queue's lock: a lost race, try again.
     Retry,
 }
 
+/// A deque's jobs, oldest first, behind the loom mutex its `Worker` and `Stealer`s share.
 type Queue<T> = Arc<Mutex<VecDeque<T>>>;
 
 /// Takes the oldest job, or `Retry` if another thread holds the lock (a lost race).
@@ -26,11 +30,14 @@ fn steal_from<T>(queue: &Queue<T>) -> Steal<T> {
 /// The owner's end: LIFO (`new_lifo`) or FIFO (`new_fifo`) pops.
 #[derive(Debug)]
 pub(crate) struct Worker<T> {
+    /// The jobs.
     queue: Queue<T>,
+    /// Whether `pop` takes the newest job (LIFO) rather than the oldest (FIFO).
     lifo: bool,
 }
 
 impl<T> Worker<T> {
+    /// An empty deque whose owner pops the newest job first.
     pub(crate) fn new_lifo() -> Self {
         Worker {
             queue: Arc::new(Mutex::new(VecDeque::new())),
@@ -38,6 +45,7 @@ impl<T> Worker<T> {
         }
     }
 
+    /// An empty deque whose owner pops the oldest job first.
     pub(crate) fn new_fifo() -> Self {
         Worker {
             lifo: false,
@@ -45,10 +53,12 @@ impl<T> Worker<T> {
         }
     }
 
+    /// Pushes `job` as the newest job.
     pub(crate) fn push(&self, job: T) {
         self.queue.lock().unwrap().push_back(job);
     }
 
+    /// The owner's pop: the newest job (LIFO) or the oldest (FIFO), if any.
     pub(crate) fn pop(&self) -> Option<T> {
         let mut jobs = self.queue.lock().unwrap();
         if self.lifo {
@@ -58,14 +68,17 @@ impl<T> Worker<T> {
         }
     }
 
+    /// Whether the deque holds no job.
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.lock().unwrap().is_empty()
     }
 
+    /// The number of jobs in the deque.
     pub(crate) fn len(&self) -> usize {
         self.queue.lock().unwrap().len()
     }
 
+    /// A stealing end of this deque.
     pub(crate) fn stealer(&self) -> Stealer<T> {
         Stealer {
             queue: self.queue.clone(),
@@ -76,6 +89,7 @@ impl<T> Worker<T> {
 /// Another worker's end of a `Worker`.
 #[derive(Debug)]
 pub(crate) struct Stealer<T> {
+    /// The jobs, shared with the deque's `Worker`.
     queue: Queue<T>,
 }
 
@@ -88,14 +102,18 @@ impl<T> Clone for Stealer<T> {
 }
 
 impl<T> Stealer<T> {
+    /// Takes the oldest job ([`steal_from`]).
     pub(crate) fn steal(&self) -> Steal<T> {
         steal_from(&self.queue)
     }
 
+    /// crossbeam's batch steal as a single steal: takes the oldest job and moves none into
+    /// `_dest`.
     pub(crate) fn steal_batch_and_pop(&self, _dest: &Worker<T>) -> Steal<T> {
         self.steal()
     }
 
+    /// Whether the deque holds no job.
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.lock().unwrap().is_empty()
     }
@@ -105,10 +123,12 @@ impl<T> Stealer<T> {
 /// ends, plus `push` (its steals are a `Stealer`'s).
 #[derive(Debug)]
 pub(crate) struct Injector<T> {
+    /// The queue, through a stealing end.
     stealer: Stealer<T>,
 }
 
 impl<T> Injector<T> {
+    /// An empty injector.
     pub(crate) fn new() -> Self {
         Injector {
             stealer: Stealer {
@@ -117,6 +137,7 @@ impl<T> Injector<T> {
         }
     }
 
+    /// Pushes `job` as the newest job.
     pub(crate) fn push(&self, job: T) {
         self.stealer.queue.lock().unwrap().push_back(job);
     }

@@ -1,7 +1,7 @@
 //! A worker's private stack of pending second halves: the lazy half of `join`.
 //!
 //! `join` keeps its second half (`b`) here instead of on the worker's crossbeam deque.
-//! The owner pushes and pops with plain (relaxed) loads and stores and a [`light`]
+//! The owner pushes and pops with plain (relaxed) loads and stores and a [`light`](fn@crate::sync::barrier::light)
 //! barrier, which is a compiler fence once `membarrier(2)` is registered: no atomic
 //! read-modify-write, no fence instruction. A half leaves the stack in one of three ways:
 //!
@@ -22,19 +22,27 @@
 //! The owner's pop and a rescuer's claim race for the same half in the THE protocol of
 //! Cilk-5 (Frigo, Leiserson, Randall, PLDI 1998): the owner stores `top` then loads
 //! `bottom`, the rescuer stores `bottom` then loads `top`. Cilk puts a fence on the
-//! owner's side; here the owner has [`light`] and the rescuer [`heavy`], the asymmetric
+//! owner's side; here the owner has [`light`](fn@crate::sync::barrier::light) and the rescuer [`heavy`](fn@crate::sync::barrier::heavy), the asymmetric
 //! pair the sleep module already uses, so at least one of the two sees the other's
 //! store and a half is never run twice. `docs/join.md` gives the whole argument.
 
 use crate::job::{JobRef, JoinHalf};
 use crate::latch::LatchOwner;
-use crate::sync::barrier::{self, OwnLight};
-use crate::sync::protocol::{AtomicUsize, Mutex};
+use crate::sleep::IdleWorkers;
+use crate::sync::barrier::{self, Light};
+use crate::sync::checked::{AtomicUsize, Mutex};
+use crate::sync::unchecked::AtomicU32;
 use crate::sync::Ordering;
 
 /// Slots of the private stack. A worker whose `join`s nest deeper promotes the oldest
 /// half to make room (it is offered eagerly, as in rayon-core).
 pub(crate) const CAPACITY: usize = 64;
+
+/// Polls skipped after one found the deque still holding work ([`PendingHalves::skip_polls`]):
+/// about 0.3 µs of fine-grained `join`s, far below the microseconds a thief takes to
+/// arrive, and enough that the look at the deque (a line the thieves write) is paid once
+/// per that many `join`s, not on each.
+pub(crate) const POLLS_SKIPPED: u32 = 63;
 
 /// Where a popped half went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,11 +56,14 @@ pub(crate) enum Popped {
 
 /// A half's one word ([`JoinHalf::word`]).
 struct Slot {
+    /// The word of the half last pushed at a position that maps to this slot.
     half: AtomicUsize,
 }
 
-/// `repr(C)`: the fields the `join` fast path touches (`top`, `limit`, `light`, `bottom`,
-/// and `owner` for the poll's sleep state) share the first cache line, in this order.
+/// A worker's private stack of pending second halves (the module's documentation).
+///
+/// `repr(C)`: the fields the `join` fast path touches (`top`, `limit`, `bottom`,
+/// `can_share` and `owner` for the poll) share the first cache line, in this order.
 #[repr(C)]
 pub(crate) struct PendingHalves {
     /// One past the newest half. Written only by the owner.
@@ -61,28 +72,38 @@ pub(crate) struct PendingHalves {
     /// read `bottom`). Owner only (Relaxed). `bottom` only grows under others' hands, so
     /// a stale bound is too low, never too high (see `push`).
     limit: AtomicUsize,
-    /// The owner's light barrier, which remembers the barrier mode (owner only).
-    light: OwnLight,
     /// The oldest private half. Written only under `lock`.
     bottom: AtomicUsize,
+    /// Whether another worker exists to take a promoted half (the pool has more than one
+    /// worker): else the poll after a push never promotes.
+    can_share: bool,
+    /// Polls the owner still skips (`poll`): set when a poll found the owner's deque
+    /// still holding work, so that a worker seen idle is not answered by a look at the
+    /// deque on every `join`. Owner only (Relaxed). Never applied while a worker is
+    /// parked (`poll_due`): only an idle worker that is awake, which cannot park while
+    /// the half is private, may be left to find the half itself.
+    polls_to_skip: AtomicU32,
     /// The owner, as the owner of its halves' latches (written when a half is handed
     /// out), and of every other latch it waits on ([`owner`](Self::owner)).
     owner: LatchOwner,
     /// Serialises rescuers against each other and against the owner's promotions and
     /// slow pops. The owner's push and fast pop never take it.
     lock: Mutex<()>,
+    /// The halves: position `pos` lives in slot `pos % CAPACITY`.
     slots: [Slot; CAPACITY],
 }
 
 impl PendingHalves {
-    /// The private stack of `owner`.
-    pub(crate) fn new(owner: LatchOwner) -> Self {
+    /// The private stack of `owner`, in a pool where another worker can take a half if
+    /// `can_share`.
+    pub(crate) fn new(owner: LatchOwner, can_share: bool) -> Self {
         PendingHalves {
             owner,
             top: AtomicUsize::new(0),
             limit: AtomicUsize::new(CAPACITY - 1),
-            light: OwnLight::new(),
             bottom: AtomicUsize::new(0),
+            can_share,
+            polls_to_skip: AtomicU32::new(0),
             lock: Mutex::new(()),
             slots: std::array::from_fn(|_| Slot {
                 half: AtomicUsize::new(0),
@@ -101,7 +122,7 @@ impl PendingHalves {
     // a rescuer that sees a half's position also sees its slot. Everything else the
     // owner does on the fast path is Relaxed: the store-load race with a rescuer is
     // ordered by the barrier pair, and all other accesses to `bottom` and the slots
-    // happen under `lock` or by the owner alone (`limit`, `light`).
+    // happen under `lock` or by the owner alone (`limit`).
 
     /// Whether any half is private (racy for anyone but the owner; exact for the owner).
     #[inline]
@@ -165,10 +186,48 @@ impl PendingHalves {
         pos
     }
 
-    /// Owner: the `join` that pushed `pos` takes its half back. Every newer half was
-    /// popped before (`join`s nest).
+    /// Owner: after a push, whether an idle worker could take a half now (the poll:
+    /// promoting the oldest would help), unless the owner still skips polls
+    /// ([`skip_polls`](Self::skip_polls)). Between the push and the load of the sleep
+    /// counters there is only a compiler fence (`Sleep::idle_workers_after_private_push`).
+    #[inline(always)]
+    pub(crate) fn poll(&self) -> bool {
+        if !self.can_share {
+            return false;
+        }
+        let idle = self.owner.sleep.idle_workers_after_private_push();
+        idle.any() && self.poll_due(idle)
+    }
+
+    /// Owner: whether this poll, which saw `idle` workers, is due, counting down the
+    /// polls to skip. Never skipped while a worker is parked: a parked worker sees the
+    /// new half only if this poll promotes it, which wakes it (or if its own last look
+    /// saw it); skipping it could leave the half to a first half that waits for it, with
+    /// every other worker asleep. An idle worker that is awake cannot park while the half
+    /// is private (its last look sees it), so it will come for the half without a poll.
+    #[inline(always)]
+    fn poll_due(&self, idle: IdleWorkers) -> bool {
+        let skip = self.polls_to_skip.load(Ordering::Relaxed);
+        if skip == 0 || idle.any_asleep() {
+            return true;
+        }
+        self.polls_to_skip.store(skip - 1, Ordering::Relaxed);
+        false
+    }
+
+    /// Owner: a poll saw an idle worker but found the deque still holding work (a
+    /// promoted half not stolen yet): the next [`POLLS_SKIPPED`] polls that see idle
+    /// workers, none of them parked, answer no without the look at the deque, whose line
+    /// the thieves' steals write.
     #[inline]
-    pub(crate) fn pop(&self, pos: usize) -> Popped {
+    pub(crate) fn skip_polls(&self) {
+        self.polls_to_skip.store(POLLS_SKIPPED, Ordering::Relaxed);
+    }
+
+    /// Owner: the `join` that pushed `pos` takes its half back, with `light` as its side
+    /// of the barrier pair. Every newer half was popped before (`join`s nest).
+    #[inline(always)]
+    pub(crate) fn pop(&self, pos: usize, light: impl Light) -> Popped {
         debug_assert_eq!(
             self.top.load(Ordering::Relaxed),
             pos + 1,
@@ -177,13 +236,16 @@ impl PendingHalves {
         self.top.store(pos, Ordering::Relaxed);
         // Pairs with the rescuer's heavy barrier between its store of `bottom` and its
         // load of `top` (docs/join.md, "Rescue").
-        self.light.light();
+        light.light();
         if pos >= self.bottom.load(Ordering::Relaxed) {
             return Popped::Private;
         }
         self.pop_cold(pos)
     }
 
+    /// The rest of [`pop`](Self::pop) when `pos` is below `bottom`: under `lock`, where
+    /// `bottom` is settled, finds whether the half is still private; if it is taken, lowers
+    /// `bottom` and `limit` to `pos` (everything from `pos` up is gone).
     #[cold]
     fn pop_cold(&self, pos: usize) -> Popped {
         let _lock = self.lock.lock();
@@ -263,122 +325,4 @@ impl PendingHalves {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use crate::job::StackJob;
-    use crate::latch::JoinLatch;
-    use crate::sleep::Sleep;
-    use crate::sync::Arc;
-
-    /// A half that is never run: the tests only move it between stacks.
-    type Nothing = StackJob<JoinLatch, fn(bool), ()>;
-
-    fn nothing() -> Nothing {
-        fn never_run(_: bool) {
-            unreachable!("the tests never run a half")
-        }
-        StackJob::new(never_run as fn(bool), JoinLatch::new_unwritten())
-    }
-
-    fn job(n: &Nothing) -> JoinHalf {
-        // SAFETY: `n` outlives the stack it is pushed on in each test, and is never run.
-        unsafe { n.as_join_half() }
-    }
-
-    fn stack() -> PendingHalves {
-        PendingHalves::new(LatchOwner {
-            sleep: Arc::new(Sleep::new(1)),
-            index: 0,
-        })
-    }
-
-    #[test]
-    fn pops_see_promotion_and_rescue_of_older_halves() {
-        let (x, y, z) = (nothing(), nothing(), nothing());
-        let s = stack();
-        let p0 = s.push(job(&x), no_room);
-        let p1 = s.push(job(&y), no_room);
-        let mut promoted = None;
-        assert!(s.promote_oldest(|j| promoted = Some(j.id())));
-        assert_eq!(promoted, Some(x.id()), "the oldest goes first");
-        // SAFETY: `x` was handed out, which wrote its latch, on this thread.
-        let latch = unsafe { x.latch.core_latch() };
-        assert!(
-            !latch.probe(),
-            "a half handed out has its latch written, unset"
-        );
-        assert_eq!(
-            s.rescue(|| false).map(|j| j.id()),
-            None,
-            "the deque is not empty"
-        );
-        assert_eq!(s.rescue(|| true).map(|j| j.id()), Some(y.id()));
-        let p2 = s.push(job(&z), no_room);
-        assert_eq!(s.pop(p2), Popped::Private);
-        assert_eq!(s.pop(p1), Popped::Taken);
-        assert_eq!(s.pop(p0), Popped::Taken);
-        assert!(!s.has_private());
-        assert!(s.rescue(|| true).is_none());
-        assert!(!s.promote_oldest(|_| unreachable!()));
-    }
-
-    fn no_room() -> bool {
-        unreachable!("the stack is not full")
-    }
-
-    #[test]
-    fn slots_wrap_and_one_stays_free() {
-        let n = nothing();
-        let s = stack();
-        let mut positions: Vec<usize> = (0..CAPACITY - 1)
-            .map(|_| s.push(job(&n), no_room))
-            .collect();
-        // The next push makes room: it promotes exactly the oldest half.
-        let mut promotions = 0;
-        positions.push(s.push(job(&n), || {
-            promotions += 1;
-            s.promote_oldest(|_| {})
-        }));
-        assert_eq!(promotions, 1, "one promotion makes room for one push");
-        assert_eq!(positions, (0..CAPACITY).collect::<Vec<_>>());
-        while let Some(pos) = positions.pop() {
-            let expected = if pos == 0 {
-                Popped::Taken
-            } else {
-                Popped::Private
-            };
-            assert_eq!(s.pop(pos), expected);
-        }
-        assert!(!s.has_private());
-    }
-
-    /// The owner finds its stack full, then, before it takes the lock to promote,
-    /// rescuers take every half (the owner was preempted in between): `make_room` must
-    /// read `bottom` again and find room, not fail for want of a half to promote.
-    #[test]
-    fn make_room_survives_rescuers_emptying_the_stack_first() {
-        let n = nothing();
-        let s = stack();
-        for _ in 0..CAPACITY - 1 {
-            s.push(job(&n), no_room);
-        }
-        assert_eq!(s.reserve(), None, "the stack is full");
-        let mut rescued = 0;
-        let mut attempts = Vec::new();
-        let pos = s.make_room(|| {
-            if rescued == 0 {
-                // The interleaving: every half rescued before this promotion.
-                while s.rescue(|| true).is_some() {
-                    rescued += 1;
-                }
-            }
-            let promoted = s.promote_oldest(|_| {});
-            attempts.push(promoted);
-            promoted
-        });
-        assert_eq!(rescued, CAPACITY - 1, "the rescuers emptied the stack");
-        assert_eq!(attempts, [false], "one promotion tried, with nothing left");
-        assert_eq!(pos, CAPACITY - 1, "the position made room for");
-        assert_eq!(s.reserve(), Some(pos), "room after all");
-    }
-}
+mod tests;

@@ -1,0 +1,601 @@
+//! rayon-core 1.13's API: ThreadPoolBuilder.
+
+use super::*;
+
+#[test]
+fn builder_new_and_default_use_the_default_thread_count() {
+    watchdog(TIMEOUT, || {
+        let a = ThreadPoolBuilder::new().build().unwrap();
+        let b = ThreadPoolBuilder::default().build().unwrap();
+        assert_eq!(a.current_num_threads(), b.current_num_threads());
+        assert!(a.current_num_threads() >= 1);
+        if let Some(n) = common::expected_default_threads() {
+            assert_eq!(a.current_num_threads(), n);
+        }
+        assert_eq!(a.broadcast(|_| ()).len(), a.current_num_threads());
+    });
+}
+
+#[test]
+fn builder_num_threads() {
+    watchdog(TIMEOUT, || {
+        for n in [1, 2, 3, 5, 8] {
+            let pool = pool(n);
+            assert_eq!(pool.current_num_threads(), n);
+            assert_eq!(
+                pool.broadcast(|ctx| ctx.index()),
+                (0..n).collect::<Vec<_>>()
+            );
+        }
+        // The last call wins.
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(5)
+            .num_threads(2)
+            .build()
+            .unwrap();
+        assert_eq!(pool.current_num_threads(), 2);
+    });
+}
+
+#[test]
+fn builder_thread_name() {
+    watchdog(TIMEOUT, || {
+        let builder_thread = thread::current().id();
+        // The closure need not be Send: it runs on the building thread,
+        // once per index.
+        let calls: Rc<RefCell<Vec<(usize, thread::ThreadId)>>> = Rc::default();
+        let c = Rc::clone(&calls);
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(3)
+            .thread_name(move |i| {
+                c.borrow_mut().push((i, thread::current().id()));
+                format!("api-worker-{i}")
+            })
+            .build()
+            .unwrap();
+        let calls = calls.borrow().clone();
+        let want: Vec<_> = (0..3).map(|i| (i, builder_thread)).collect();
+        assert_eq!(calls, want);
+        let names = pool.broadcast(|_| thread::current().name().map(str::to_owned));
+        assert_eq!(
+            names,
+            [
+                Some("api-worker-0".to_owned()),
+                Some("api-worker-1".to_owned()),
+                Some("api-worker-2".to_owned())
+            ]
+        );
+    });
+}
+
+#[test]
+fn builder_thread_name_panic_propagates_and_started_threads_exit() {
+    quiet_expected_panics();
+    watchdog(TIMEOUT, || {
+        let starts = Tally::new();
+        let exits = Tally::new();
+        let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
+        let builder = ThreadPoolBuilder::new()
+            .num_threads(10)
+            .start_handler(move |i| s.record(i))
+            .exit_handler(move |i| e.record(i))
+            .thread_name(|i| {
+                if i >= 5 {
+                    panic!("{}", expected("thread_name"));
+                }
+                format!("thread-name-panic-{i}")
+            });
+        let err = catch(move || builder.build().map(drop)).unwrap_err();
+        assert_eq!(err, expected("thread_name"));
+        // Threads 0..5 were started before the panic, and are terminated.
+        assert_eq!(starts.wait_for(5, WAIT), 5);
+        assert_eq!(exits.wait_for(5, WAIT), 5);
+        assert_eq!(starts.sorted(), [0, 1, 2, 3, 4]);
+        assert_eq!(exits.sorted(), [0, 1, 2, 3, 4]);
+    });
+}
+
+#[test]
+fn builder_stack_size() {
+    watchdog(TIMEOUT, || {
+        const STACK: usize = 32 << 20;
+        // Recursion that needs about 6 MiB of stack: more than a default
+        // thread's 2 MiB, well within STACK. If the stack size were ignored,
+        // the worker would overflow its stack.
+        fn deep(n: usize) -> usize {
+            let buf = std::hint::black_box([1u8; 1024]);
+            if n == 0 {
+                return 0;
+            }
+            deep(n - 1) + usize::from(buf[n % 1024])
+        }
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .stack_size(STACK)
+            .build()
+            .unwrap();
+        assert_eq!(pool.broadcast(|_| deep(6000)), [6000, 6000]);
+    });
+}
+
+#[test]
+fn builder_stack_size_failure_is_an_io_error() {
+    watchdog(TIMEOUT, || {
+        let starts = Tally::new();
+        let exits = Tally::new();
+        let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
+        let result = ThreadPoolBuilder::new()
+            .num_threads(10)
+            .stack_size(isize::MAX as usize)
+            .start_handler(move |i| s.record(i))
+            .exit_handler(move |i| e.record(i))
+            .build();
+        let err = result.expect_err("a thread with an isize::MAX stack started");
+        let source = err.source().expect("an I/O build error has a source");
+        assert!(source.downcast_ref::<io::Error>().is_some(), "{source:?}");
+        // At most the first thread may have started; whatever started exits.
+        let started = starts.count();
+        assert!(started <= 1, "{started} threads started");
+        assert!(common::wait_until(WAIT, || exits.count() == starts.count()));
+    });
+}
+
+#[test]
+fn builder_start_and_exit_handlers_run_once_per_worker_on_that_worker() {
+    watchdog(TIMEOUT, || {
+        let starts = Arc::new(Mutex::new(Vec::new()));
+        let exits = Tally::new();
+        let exit_details = Arc::new(Mutex::new(Vec::new()));
+        let (s, e, ed) = (
+            Arc::clone(&starts),
+            Arc::clone(&exits),
+            Arc::clone(&exit_details),
+        );
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(4)
+            .thread_name(|i| format!("handler-test-{i}"))
+            .start_handler(move |i| {
+                s.lock().unwrap().push((
+                    i,
+                    rayon_core::current_thread_index(),
+                    thread::current().name().map(str::to_owned),
+                ));
+            })
+            .exit_handler(move |i| {
+                ed.lock()
+                    .unwrap()
+                    .push((i, rayon_core::current_thread_index()));
+                e.record(i);
+            })
+            .build()
+            .unwrap();
+        // A broadcast runs on every worker, so every worker has started (the
+        // start handler runs before a worker takes any job).
+        pool.broadcast(|_| ());
+        let mut got = starts.lock().unwrap().clone();
+        got.sort_unstable();
+        let want: Vec<_> = (0..4)
+            .map(|i| (i, Some(i), Some(format!("handler-test-{i}"))))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(exits.count(), 0, "exit handler ran while the pool is alive");
+
+        drop(pool);
+        assert_eq!(exits.wait_for(4, WAIT), 4);
+        let mut got = exit_details.lock().unwrap().clone();
+        got.sort_unstable();
+        assert_eq!(got, (0..4).map(|i| (i, Some(i))).collect::<Vec<_>>());
+        assert_eq!(starts.lock().unwrap().len(), 4);
+    });
+}
+
+#[test]
+fn builder_spawn_handler_and_thread_builder() {
+    watchdog(TIMEOUT, || {
+        // The handler may borrow locals (no 'static bound) and need not be
+        // Send.
+        let mut handles = Vec::new();
+        let mut seen = Vec::new();
+        let not_send = Rc::new(());
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(3)
+            .thread_name(|i| format!("custom-{i}"))
+            .stack_size(2 << 20)
+            .spawn_handler(|tb: ThreadBuilder| {
+                let _ = &not_send;
+                let debug = format!("{tb:?}");
+                assert!(debug.starts_with("ThreadBuilder"), "{debug}");
+                seen.push((tb.index(), tb.name().map(str::to_owned), tb.stack_size()));
+                let mut b = thread::Builder::new();
+                if let Some(name) = tb.name() {
+                    b = b.name(format!("{name}-spawned"));
+                }
+                if let Some(size) = tb.stack_size() {
+                    b = b.stack_size(size);
+                }
+                handles.push(b.spawn(move || tb.run())?);
+                Ok(())
+            })
+            .build()
+            .unwrap();
+        let want: Vec<_> = (0..3)
+            .map(|i| (i, Some(format!("custom-{i}")), Some(2 << 20)))
+            .collect();
+        assert_eq!(seen, want);
+        let names =
+            pool.broadcast(|ctx| (ctx.index(), thread::current().name().map(str::to_owned)));
+        let want: Vec<_> = (0..3)
+            .map(|i| (i, Some(format!("custom-{i}-spawned"))))
+            .collect();
+        assert_eq!(names, want);
+        assert_eq!(pool.install(|| fib(12)), 144);
+        // `run` returns once the pool has terminated.
+        drop(pool);
+        for handle in handles {
+            handle.join().unwrap();
+        }
+
+        // Without thread_name and stack_size the ThreadBuilder reports None.
+        let seen = Mutex::new(Vec::new());
+        let mut handles = Vec::new();
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .spawn_handler(|tb| {
+                seen.lock()
+                    .unwrap()
+                    .push((tb.index(), tb.name().is_none(), tb.stack_size()));
+                handles.push(thread::spawn(move || tb.run()));
+                Ok(())
+            })
+            .build()
+            .unwrap();
+        assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1]);
+        drop(pool);
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(
+            seen.into_inner().unwrap(),
+            [(0, true, None), (1, true, None)]
+        );
+    });
+}
+
+#[test]
+fn builder_spawn_handler_error_fails_the_build_and_stops_started_threads() {
+    watchdog(TIMEOUT, || {
+        let starts = Tally::new();
+        let exits = Tally::new();
+        let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
+        let mut handles = Vec::new();
+        let mut asked = Vec::new();
+        let result = ThreadPoolBuilder::new()
+            .num_threads(4)
+            .start_handler(move |i| s.record(i))
+            .exit_handler(move |i| e.record(i))
+            .spawn_handler(|tb| {
+                asked.push(tb.index());
+                if tb.index() == 2 {
+                    return Err(io::Error::other("spawn refused for index 2"));
+                }
+                handles.push(thread::spawn(move || tb.run()));
+                Ok(())
+            })
+            .build();
+        let err = result.expect_err("build succeeded despite the spawn error");
+        assert_eq!(asked, [0, 1, 2], "spawn handler called past the failure");
+        let source = err.source().expect("I/O build error without a source");
+        let io_err = source
+            .downcast_ref::<io::Error>()
+            .expect("source is not the io::Error");
+        assert_eq!(io_err.kind(), io::ErrorKind::Other);
+        assert_eq!(io_err.to_string(), "spawn refused for index 2");
+        assert!(
+            err.to_string().contains("spawn refused for index 2"),
+            "Display does not show the I/O error: {err}"
+        );
+        assert!(!format!("{err:?}").is_empty());
+
+        // Threads 0 and 1 were started; they start, see the pool terminated,
+        // and exit.
+        assert_eq!(starts.wait_for(2, WAIT), 2);
+        assert!(
+            common::wait_until(WAIT, || exits.count() == starts.count()),
+            "started threads did not exit: {} started, {} exited",
+            starts.count(),
+            exits.count()
+        );
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(starts.sorted(), [0, 1]);
+        assert_eq!(exits.sorted(), [0, 1]);
+    });
+}
+
+#[test]
+fn build_error_display_is_the_io_error_display() {
+    let err = ThreadPoolBuilder::new()
+        .num_threads(1)
+        .spawn_handler(|_| Err(io::Error::other("refused")))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "refused");
+}
+
+#[test]
+fn builder_build_scoped() {
+    watchdog(TIMEOUT, || {
+        struct CountOnDrop<'a>(&'a AtomicUsize);
+        impl Drop for CountOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let exits = Tally::new();
+        let e = Arc::clone(&exits);
+        // The wrapper borrows locals: the threads are scoped.
+        let wrapped = Mutex::new(Vec::new());
+        let finished = AtomicUsize::new(0);
+        let data = [1, 2, 3, 4];
+        let not_send = Rc::new(10);
+        let result = ThreadPoolBuilder::new()
+            .num_threads(3)
+            .exit_handler(move |i| e.record(i))
+            .build_scoped(
+                |tb| {
+                    wrapped.lock().unwrap().push(tb.index());
+                    let _guard = CountOnDrop(&finished);
+                    tb.run();
+                },
+                // with_pool need not be Send.
+                |pool| {
+                    assert_eq!(pool.current_num_threads(), 3);
+                    pool.install(|| data.iter().sum::<i32>()) + *not_send
+                },
+            )
+            .unwrap();
+        assert_eq!(result, 20);
+        // build_scoped joined every worker before returning: no waiting.
+        assert_eq!(finished.load(Ordering::SeqCst), 3);
+        assert_eq!(exits.count(), 3);
+        assert_eq!(exits.sorted(), [0, 1, 2]);
+        let mut wrapped = wrapped.into_inner().unwrap();
+        wrapped.sort_unstable();
+        assert_eq!(wrapped, [0, 1, 2]);
+    });
+}
+
+#[test]
+fn builder_build_scoped_error() {
+    watchdog(TIMEOUT, || {
+        let called = AtomicUsize::new(0);
+        let result = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .stack_size(isize::MAX as usize)
+            .build_scoped(|tb| tb.run(), |_| called.fetch_add(1, Ordering::SeqCst));
+        let err = result.expect_err("build_scoped succeeded with an isize::MAX stack");
+        assert!(err.source().is_some());
+        assert_eq!(called.load(Ordering::SeqCst), 0, "with_pool ran");
+    });
+}
+
+#[test]
+fn builder_use_current_thread() {
+    watchdog(TIMEOUT, || {
+        // A fresh thread: it becomes worker 0 for the rest of its life.
+        let body = thread::spawn(|| {
+            let starts = Tally::new();
+            let exits = Tally::new();
+            let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
+            let mut spawned = Vec::new();
+            let mut handles = Vec::new();
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(3)
+                .use_current_thread()
+                .start_handler(move |i| s.record(i))
+                .exit_handler(move |i| e.record(i))
+                .spawn_handler(|tb| {
+                    spawned.push(tb.index());
+                    handles.push(thread::spawn(move || tb.run()));
+                    Ok(())
+                })
+                .build()
+                .unwrap();
+            // Only workers 1 and 2 are new threads.
+            assert_eq!(spawned, [1, 2]);
+            assert_eq!(rayon_core::current_thread_index(), Some(0));
+            assert_eq!(pool.current_thread_index(), Some(0));
+            assert_eq!(rayon_core::current_num_threads(), 3);
+            assert_eq!(pool.current_thread_has_pending_tasks(), Some(false));
+            // install from worker 0 runs inline.
+            let me = thread::current().id();
+            assert_eq!(
+                pool.install(|| (thread::current().id(), rayon_core::current_thread_index())),
+                (me, Some(0))
+            );
+            assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1, 2]);
+
+            // A second use_current_thread pool on this thread is refused.
+            let err = ThreadPoolBuilder::new()
+                .num_threads(2)
+                .use_current_thread()
+                .build()
+                .expect_err("the thread joined a second pool");
+            assert_eq!(err.to_string(), ALREADY_IN_POOL);
+            assert!(err.source().is_none());
+
+            // Jobs spawned from worker 0 go to its deque; as it does not run
+            // the main loop, another worker takes them while it blocks.
+            let (tx, rx) = mpsc::channel();
+            pool.spawn(move || tx.send(rayon_core::current_thread_index()).unwrap());
+            let ran_on = rx.recv_timeout(WAIT).expect("spawned job never ran");
+            assert!(matches!(ran_on, Some(1 | 2)), "{ran_on:?}");
+
+            // A scope body on worker 0 and a job on another worker meet.
+            let barrier = Barrier::new(2);
+            pool.scope(|s| {
+                s.spawn(|_| {
+                    barrier.wait();
+                });
+                barrier.wait();
+            });
+
+            // Start and exit handlers do not run for worker 0.
+            assert_eq!(starts.wait_for(2, WAIT), 2);
+            assert_eq!(starts.sorted(), [1, 2]);
+            drop(pool);
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            assert_eq!(exits.sorted(), [1, 2]);
+            // Still worker 0 of the (terminated) pool.
+            assert_eq!(rayon_core::current_thread_index(), Some(0));
+        });
+        if let Err(payload) = body.join() {
+            panic::resume_unwind(payload);
+        }
+    });
+}
+
+#[test]
+fn builder_use_current_thread_on_a_pool_worker_is_an_error() {
+    watchdog(TIMEOUT, || {
+        let pool = pool(2);
+        let result = pool.install(|| {
+            ThreadPoolBuilder::new()
+                .num_threads(2)
+                .use_current_thread()
+                .build()
+                .map(drop)
+        });
+        let err = result.expect_err("a pool worker joined a second pool");
+        assert_eq!(err.to_string(), ALREADY_IN_POOL);
+        assert!(err.source().is_none());
+        // Without use_current_thread, building a pool on a worker is fine.
+        let nested = pool.install(|| {
+            let inner = self::pool(2);
+            inner.install(rayon_core::current_num_threads)
+        });
+        assert_eq!(nested, 2);
+    });
+}
+
+#[test]
+fn builder_use_current_thread_still_names_index_0() {
+    let calls = thread::spawn(|| {
+        let calls: Rc<RefCell<Vec<usize>>> = Rc::default();
+        let c = Rc::clone(&calls);
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .use_current_thread()
+            .thread_name(move |i| {
+                c.borrow_mut().push(i);
+                format!("named-{i}")
+            })
+            .build()
+            .unwrap();
+        drop(pool);
+        let calls = calls.borrow().clone();
+        calls
+    })
+    .join()
+    .unwrap();
+    assert_eq!(calls, [0, 1]);
+}
+
+#[test]
+fn builder_debug() {
+    let text = format!(
+        "{:?}",
+        ThreadPoolBuilder::new()
+            .num_threads(5)
+            .thread_name(|i| format!("{i}"))
+            .use_current_thread()
+    );
+    assert!(text.starts_with("ThreadPoolBuilder"), "{text}");
+    assert!(text.contains("num_threads: 5"), "{text}");
+    assert!(text.contains("use_current_thread: true"), "{text}");
+    assert!(text.contains("get_thread_name: Some("), "{text}");
+    assert!(text.contains("<closure>"), "{text}");
+    assert!(text.contains("panic_handler: None"), "{text}");
+    assert!(text.contains("stack_size: None"), "{text}");
+    let text = format!(
+        "{:?}",
+        ThreadPoolBuilder::default()
+            .stack_size(1 << 20)
+            .panic_handler(|_| ())
+            .start_handler(|_| ())
+            .exit_handler(|_| ())
+    );
+    assert!(text.contains("stack_size: Some(1048576)"), "{text}");
+    assert!(text.contains("panic_handler: Some("), "{text}");
+    assert!(text.contains("start_handler: Some("), "{text}");
+    assert!(text.contains("exit_handler: Some("), "{text}");
+    // spawn_handler changes the type parameter; Debug still works.
+    let text = format!(
+        "{:?}",
+        ThreadPoolBuilder::new().spawn_handler(|tb| {
+            thread::spawn(move || tb.run());
+            Ok(())
+        })
+    );
+    assert!(text.starts_with("ThreadPoolBuilder"), "{text}");
+}
+
+#[test]
+fn builder_debug_matches_rayon_core_format() {
+    let text = format!(
+        "{:?}",
+        ThreadPoolBuilder::new()
+            .num_threads(5)
+            .thread_name(|i| format!("{i}"))
+            .use_current_thread()
+    );
+    assert_eq!(
+        text,
+        "ThreadPoolBuilder { num_threads: 5, use_current_thread: true, \
+         get_thread_name: Some(<closure>), panic_handler: None, stack_size: None, \
+         start_handler: None, exit_handler: None, breadth_first: false }"
+    );
+}
+
+#[test]
+#[allow(deprecated)]
+fn build_global_and_initialize_fail_once_the_global_pool_exists() {
+    watchdog(TIMEOUT, || {
+        // Make sure the global pool exists.
+        let n = rayon_core::current_num_threads();
+        let err: ThreadPoolBuildError = ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build_global()
+            .expect_err("build_global succeeded although the global pool exists");
+        assert_eq!(err.to_string(), GLOBAL_ALREADY_INITIALIZED);
+        assert!(err.source().is_none());
+        assert!(format!("{err:?}").contains("GlobalPoolAlreadyInitialized"));
+
+        let err = rayon_core::initialize(rayon_core::Configuration::new().num_threads(3))
+            .expect_err("initialize succeeded although the global pool exists");
+        assert_eq!(err.to_string(), GLOBAL_ALREADY_INITIALIZED);
+
+        // The global pool is unchanged.
+        assert_eq!(rayon_core::current_num_threads(), n);
+        assert_eq!(rayon_core::broadcast(|ctx| ctx.index()).len(), n);
+    });
+}
+
+#[test]
+fn build_error_is_a_std_error() {
+    let err = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .spawn_handler(|_| Err(io::Error::new(io::ErrorKind::Unsupported, "no threads")))
+        .build()
+        .unwrap_err();
+    let boxed: Box<dyn Error + Send + Sync + 'static> = Box::new(err);
+    let source = boxed.source().unwrap();
+    assert_eq!(
+        source.downcast_ref::<io::Error>().map(io::Error::kind),
+        Some(io::ErrorKind::Unsupported)
+    );
+    assert!(boxed.to_string().contains("no threads"), "{boxed}");
+}

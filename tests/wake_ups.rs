@@ -1,0 +1,200 @@
+//! Wake-ups under load: pushes, injections and latch sets aimed at workers on their way
+//! to sleep (`docs/sleep.md`). The interleavings themselves are forced in the loom
+//! models (`loom_sleep.rs`, `loom_latch.rs`); here the real pool meets them at random
+//! moments, many times, under a watchdog, and each test asserts that the workers parked
+//! during the run, so that the race it aims at was possible.
+
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::Duration;
+
+use stealpool::ThreadPool;
+
+mod common;
+
+use common::pool;
+
+use common::{spin_for, wait_parked, watchdog};
+
+/// Asserts that `pool`'s workers were woken during a run that started with `before`
+/// wake-ups: the run met workers asleep or on their way to sleep, the race it aims at.
+fn assert_woken(pool: &ThreadPool, before: u64, what: &str) {
+    let woken = pool.metrics().total().unparks - before;
+    assert!(
+        woken > 0,
+        "{what}: no worker parked and woke during the run"
+    );
+}
+
+/// `join` where `a` blocks on a barrier until `b` runs on the other worker, started each
+/// time right after the whole 2-thread pool went to sleep, then at random moments while
+/// the other worker is on its way to sleep.
+#[test]
+fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
+    watchdog(30, || {
+        let p = pool(2);
+        for _ in 0..100 {
+            wait_parked(&p, 2);
+            let b = Barrier::new(2);
+            p.join(|| b.wait(), || b.wait());
+        }
+        let mut rng = fastrand::Rng::with_seed(7);
+        let before = p.metrics().total().unparks;
+        for _ in 0..1000 {
+            let delay = rng.u64(0..150_000);
+            p.install(|| {
+                spin_for(delay);
+                let b = Barrier::new(2);
+                stealpool::join(|| b.wait(), || b.wait());
+            });
+        }
+        assert_woken(&p, before, "joins at random moments");
+    });
+}
+
+/// A worker pushes a job on its own deque at a random moment while the other worker is
+/// parking, then blocks outside the pool until the job ran elsewhere: the push must wake
+/// (or be seen by) the parking worker.
+#[test]
+fn push_while_the_other_worker_parks_is_never_lost() {
+    watchdog(30, || {
+        let p = pool(2);
+        let mut rng = fastrand::Rng::with_seed(11);
+        let before = p.metrics().total().unparks;
+        for i in 0..2000 {
+            let delay = rng.u64(0..150_000);
+            let ok = p.install(|| {
+                spin_for(delay);
+                let (tx, rx) = mpsc::channel();
+                stealpool::spawn(move || tx.send(()).unwrap());
+                rx.recv_timeout(Duration::from_secs(5)).is_ok()
+            });
+            assert!(ok, "iteration {i}: pushed job never ran (lost wake-up)");
+        }
+        assert_woken(&p, before, "pushes at random moments");
+    });
+}
+
+/// One-thread pool A waits (and parks) for an install into one-thread pool B whose op
+/// finishes after a random delay: the cross-pool latch must wake A's worker.
+#[test]
+fn cross_pool_latch_wakes_a_parking_worker() {
+    watchdog(30, || {
+        let a = pool(1);
+        let b = Arc::new(pool(1));
+        let mut rng = fastrand::Rng::with_seed(3);
+        let before = a.metrics().total().unparks;
+        for i in 0..1000 {
+            let delay = rng.u64(0..100_000);
+            let bb = b.clone();
+            let (tx, rx) = mpsc::channel();
+            a.spawn(move || {
+                bb.install(move || spin_for(delay));
+                tx.send(()).unwrap();
+            });
+            rx.recv_timeout(Duration::from_secs(5))
+                .unwrap_or_else(|_| panic!("iteration {i}: cross-pool wake-up lost"));
+            if i % 100 == 0 {
+                wait_parked(&a, 1);
+                wait_parked(&b, 1);
+            }
+        }
+        assert_woken(&a, before, "cross-pool installs");
+    });
+}
+
+/// Mutual install between two sleeping one-thread pools, from two outside threads at
+/// once (A -> B -> A -> B and B -> A -> B -> A).
+#[test]
+fn mutual_install_between_sleeping_one_thread_pools() {
+    watchdog(30, || {
+        let a = Arc::new(pool(1));
+        let b = Arc::new(pool(1));
+        for _ in 0..200 {
+            wait_parked(&a, 1);
+            wait_parked(&b, 1);
+            let (a1, b1, a2, b2) = (a.clone(), b.clone(), a.clone(), b.clone());
+            let t1 = thread::spawn(move || {
+                a1.install(|| b1.install(|| a1.install(|| b1.install(|| 1))))
+            });
+            let t2 = thread::spawn(move || {
+                b2.install(|| a2.install(|| b2.install(|| a2.install(|| 2))))
+            });
+            assert_eq!(t1.join().unwrap(), 1);
+            assert_eq!(t2.join().unwrap(), 2);
+        }
+    });
+}
+
+/// N outside threads install jobs that wait on one barrier of N into an N-thread pool
+/// that is asleep: the injector's batch steal may put all of them on one worker's
+/// deque, and the others must still be woken to steal them.
+#[test]
+fn rendezvous_of_injected_jobs_after_sleep() {
+    watchdog(30, || {
+        const N: usize = 4;
+        let p = Arc::new(pool(N));
+        for _ in 0..150 {
+            wait_parked(&p, N);
+            let bar = Arc::new(Barrier::new(N));
+            let go = Arc::new(Barrier::new(N));
+            let hs: Vec<_> = (0..N)
+                .map(|_| {
+                    let (p, bar, go) = (p.clone(), bar.clone(), go.clone());
+                    thread::spawn(move || {
+                        go.wait();
+                        p.install(|| {
+                            bar.wait();
+                        })
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+        }
+    });
+}
+
+/// Bursts of `spawn` from many outside threads while the workers park; every job runs
+/// exactly once.
+#[test]
+fn injection_bursts_from_many_threads_run_exactly_once() {
+    watchdog(30, || {
+        let p = Arc::new(pool(2));
+        for round in 0..30 {
+            if round % 3 == 0 {
+                wait_parked(&p, 2);
+            }
+            let hits: Arc<Vec<AtomicUsize>> =
+                Arc::new((0..800).map(|_| AtomicUsize::new(0)).collect());
+            let (tx, rx) = mpsc::channel();
+            let go = Arc::new(Barrier::new(8));
+            let hs: Vec<_> = (0..8)
+                .map(|t| {
+                    let (p, hits, tx, go) = (p.clone(), hits.clone(), tx.clone(), go.clone());
+                    thread::spawn(move || {
+                        go.wait();
+                        for k in 0..100 {
+                            let (hits, tx) = (hits.clone(), tx.clone());
+                            p.spawn(move || {
+                                hits[t * 100 + k].fetch_add(1, SeqCst);
+                                tx.send(()).unwrap();
+                            });
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            for _ in 0..800 {
+                rx.recv_timeout(Duration::from_secs(5))
+                    .unwrap_or_else(|_| panic!("round {round}: an injected job never ran"));
+            }
+            assert!(hits.iter().all(|h| h.load(SeqCst) == 1), "a job ran twice");
+        }
+    });
+}
