@@ -143,7 +143,7 @@ pub(crate) trait JoinFrame {
     /// ([`promote_for_idle`]).
     #[inline(always)]
     fn poll(&self) -> bool {
-        self.stack().poll()
+        self.stack().poll(<Self::Light as Light>::EXACT_FOR_POLL)
     }
     /// Runs `f` on the worker (off the fast path: a full stack, a promotion, a half that
     /// was taken).

@@ -28,7 +28,7 @@ use crate::metrics::WorkerCounters;
 use crate::pool::pending::PendingHalves;
 use crate::pool::worker::{wait_loop, Frame, RunJobs, Waiter};
 use crate::sleep::{ParkObserver, Sleep};
-use crate::sync::barrier::FixedLight;
+use crate::sync::barrier::{FixedLight, Light};
 use crate::sync::deque::{Steal, Stealer, Worker};
 use crate::sync::unchecked::Arc;
 use crate::FnContext;
@@ -243,9 +243,12 @@ impl JoinFrame for ModelWorker<'_> {
         FixedLight::get().expect("the fence builds fix the light barrier from the start")
     }
 
-    /// The real poll (`PendingHalves::poll`), or always with `always_promote`.
+    /// The real poll (`PendingHalves::poll`), or always with `always_promote`. With two
+    /// workers the one idle worker is either awake or parked, so the poll's two rules
+    /// (`Light::EXACT_FOR_POLL`) answer alike; the unit tests of `pool/pending` tell
+    /// them apart.
     fn poll(&self) -> bool {
-        self.pending().poll() || self.pool.always_promote
+        self.pending().poll(<FixedLight as Light>::EXACT_FOR_POLL) || self.pool.always_promote
     }
 
     fn with_worker<R>(&self, f: impl FnOnce(&Self) -> R) -> R {

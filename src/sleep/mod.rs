@@ -70,6 +70,14 @@ impl IdleWorkers {
     pub(crate) fn any_asleep(self) -> bool {
         self.0.sleeping_threads() > 0
     }
+
+    /// Whether any idle worker is awake (searching or sleepy, not parked): it looks at
+    /// every queue and private stack again before it can park, so it sees new work
+    /// without a wake-up.
+    #[inline(always)]
+    pub(crate) fn any_awake(self) -> bool {
+        self.0.awake_but_idle_threads() > 0
+    }
 }
 
 /// Who hears that a worker parks and wakes: its metrics counters, and on a worker also

@@ -79,9 +79,8 @@ pub(crate) struct PendingHalves {
     can_share: bool,
     /// Polls the owner still skips (`poll`): set when a poll found the owner's deque
     /// still holding work, so that a worker seen idle is not answered by a look at the
-    /// deque on every `join`. Owner only (Relaxed). Never applied while a worker is
-    /// parked (`poll_due`): only an idle worker that is awake, which cannot park while
-    /// the half is private, may be left to find the half itself.
+    /// deque on every `join`. Owner only (Relaxed). Applied only while an idle worker is
+    /// awake (`poll_due`), which finds the half itself or wakes a parked one for it.
     polls_to_skip: AtomicU32,
     /// The owner, as the owner of its halves' latches (written when a half is handed
     /// out), and of every other latch it waits on ([`owner`](Self::owner)).
@@ -190,25 +189,37 @@ impl PendingHalves {
     /// promoting the oldest would help), unless the owner still skips polls
     /// ([`skip_polls`](Self::skip_polls)). Between the push and the load of the sleep
     /// counters there is only a compiler fence (`Sleep::idle_workers_after_private_push`).
+    /// `exact_for_poll` is the owner's [`Light::EXACT_FOR_POLL`]: whether the other
+    /// workers' heavy barriers are exact against that push.
     #[inline(always)]
-    pub(crate) fn poll(&self) -> bool {
+    pub(crate) fn poll(&self, exact_for_poll: bool) -> bool {
         if !self.can_share {
             return false;
         }
         let idle = self.owner.sleep.idle_workers_after_private_push();
-        idle.any() && self.poll_due(idle)
+        idle.any() && self.poll_due(idle, exact_for_poll)
     }
 
     /// Owner: whether this poll, which saw `idle` workers, is due, counting down the
-    /// polls to skip. Never skipped while a worker is parked: a parked worker sees the
-    /// new half only if this poll promotes it, which wakes it (or if its own last look
-    /// saw it); skipping it could leave the half to a first half that waits for it, with
-    /// every other worker asleep. An idle worker that is awake cannot park while the half
-    /// is private (its last look sees it), so it will come for the half without a poll.
+    /// polls to skip. A poll is skipped only while some idle worker is awake (searching
+    /// or sleepy): it cannot park without a last look that sees the half, nor stop
+    /// searching, as the last searcher while others are parked, without a look for work
+    /// left that wakes one for it (`Sleep::work_found`). Both looks follow a change of the
+    /// counters this poll did not see, and a heavy barrier, so they see the push when that
+    /// barrier is exact against it (`exact_for_poll`). Without it (the fence pair) only
+    /// the last look before parking is covered (its recheck), so every idle worker must
+    /// be awake, none parked: a parked worker sees the new half only if this poll
+    /// promotes it, which wakes it. Skipping then could leave the half to a first half
+    /// that waits for it, with every other worker asleep (`docs/join.md`, "Skipped polls").
     #[inline(always)]
-    fn poll_due(&self, idle: IdleWorkers) -> bool {
+    fn poll_due(&self, idle: IdleWorkers, exact_for_poll: bool) -> bool {
         let skip = self.polls_to_skip.load(Ordering::Relaxed);
-        if skip == 0 || idle.any_asleep() {
+        let left_to_the_awake = if exact_for_poll {
+            idle.any_awake()
+        } else {
+            !idle.any_asleep()
+        };
+        if skip == 0 || !left_to_the_awake {
             return true;
         }
         self.polls_to_skip.store(skip - 1, Ordering::Relaxed);
@@ -216,9 +227,9 @@ impl PendingHalves {
     }
 
     /// Owner: a poll saw an idle worker but found the deque still holding work (a
-    /// promoted half not stolen yet): the next [`POLLS_SKIPPED`] polls that see idle
-    /// workers, none of them parked, answer no without the look at the deque, whose line
-    /// the thieves' steals write.
+    /// promoted half not stolen yet): the next [`POLLS_SKIPPED`] polls that may leave the
+    /// half to an idle worker that is awake ([`poll_due`](Self::poll_due)) answer no
+    /// without the look at the deque, whose line the thieves' steals write.
     #[inline]
     pub(crate) fn skip_polls(&self) {
         self.polls_to_skip.store(POLLS_SKIPPED, Ordering::Relaxed);

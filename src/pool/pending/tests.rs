@@ -63,25 +63,45 @@ fn pops_see_promotion_and_rescue_of_older_halves() {
     assert!(!s.promote_oldest(|_| unreachable!()));
 }
 
-/// The skipped polls must not hide a parked worker: it would never hear of the half
-/// (docs/join.md, "Skipped polls").
+/// The skipped polls must not hide a parked worker when no awake one is left to wake it:
+/// it would never hear of the half (docs/join.md, "Skipped polls"). Either rule.
 #[test]
-fn a_poll_never_skips_while_a_worker_is_parked() {
+fn a_poll_never_skips_while_every_idle_worker_is_parked() {
+    for exact_for_poll in [false, true] {
+        let s = stack();
+        s.skip_polls();
+        s.owner().sleep.count_a_sleeper();
+        assert!(
+            s.poll(exact_for_poll),
+            "every idle worker parked, and the poll skipped (exact pair: {exact_for_poll})"
+        );
+    }
+}
+
+/// With the exact pair a searcher beside a parked worker is enough (it wakes the parked
+/// one if it leaves the half behind); with the fence pair it is not.
+#[test]
+fn a_poll_beside_a_parked_worker_skips_only_with_the_exact_pair() {
     let s = stack();
-    s.skip_polls();
     s.owner().sleep.count_a_sleeper();
-    assert!(s.poll(), "a parked worker, and the poll skipped it");
+    let _searching = s.owner().sleep.start_looking(0);
+    s.skip_polls();
+    assert!(s.poll(false), "the fence pair skipped a parked worker");
+    assert!(
+        !s.poll(true),
+        "the exact pair did not skip with a searcher awake"
+    );
 }
 
 #[test]
 fn a_poll_that_skips_answers_no_for_the_skipped_polls_only() {
     let s = stack();
-    assert!(!s.poll(), "no worker is idle");
+    assert!(!s.poll(true), "no worker is idle");
     // A worker starts searching: it counts as idle until it finds work.
     let _searching = s.owner().sleep.start_looking(0);
-    assert!(s.poll(), "an idle worker and nothing skipped");
+    assert!(s.poll(true), "an idle worker and nothing skipped");
     s.skip_polls();
-    let answers: Vec<bool> = (0..=POLLS_SKIPPED).map(|_| s.poll()).collect();
+    let answers: Vec<bool> = (0..=POLLS_SKIPPED).map(|_| s.poll(true)).collect();
     assert!(answers[..POLLS_SKIPPED as usize].iter().all(|&due| !due));
     assert!(
         answers[POLLS_SKIPPED as usize],

@@ -45,6 +45,9 @@ impl FixedLight {
 }
 
 impl super::Light for FixedLight {
+    /// The heavy barrier is a fence too, and the poll's push has none: a searcher's look
+    /// is not exact against it (its sleepers recheck instead).
+    const EXACT_FOR_POLL: bool = false;
     /// A full fence.
     #[inline(always)]
     fn light(self) {

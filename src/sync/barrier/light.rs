@@ -36,6 +36,10 @@ impl FixedLight {
 }
 
 impl super::Light for FixedLight {
+    /// Published: every heavy barrier from then on is the asymmetric one (exact), or,
+    /// once it failed, makes its sleeper recheck and its leaving searcher wake one
+    /// (`Park::Recheck`).
+    const EXACT_FOR_POLL: bool = true;
     /// The compiler fence alone.
     #[inline(always)]
     fn light(self) {

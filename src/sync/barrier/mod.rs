@@ -86,6 +86,12 @@ pub(crate) fn poll_fence() {
 /// pop runs [`CheckedLight`] (the mode tested each time) or [`FixedLight`] (the mode
 /// settled for this thread), so that the fast path carries no test of the mode.
 pub(crate) trait Light: Copy {
+    /// Whether every other thread's [`heavy`](fn@heavy) barrier is exact against this
+    /// thread's compiler-fenced private push (the poll's, [`poll_fence`]): true once the
+    /// asymmetric pair was published before this light was taken. Then the `join` poll may
+    /// leave a half to an idle worker that is awake even while others are parked
+    /// (`PendingHalves::poll`, `docs/join.md`, "Skipped polls").
+    const EXACT_FOR_POLL: bool;
     /// The pusher's barrier, between its store and its load.
     fn light(self);
 }
@@ -95,6 +101,8 @@ pub(crate) trait Light: Copy {
 pub(crate) struct CheckedLight;
 
 impl Light for CheckedLight {
+    /// The mode is not known ahead: not counted on.
+    const EXACT_FOR_POLL: bool = false;
     #[inline(always)]
     fn light(self) {
         light();
