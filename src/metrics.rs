@@ -17,7 +17,6 @@
 //! [`ThreadPool::metrics`]: crate::ThreadPool::metrics
 
 use crate::sync::unchecked::{Arc, AtomicU64, OnceLock};
-
 use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::fmt;
