@@ -44,10 +44,7 @@ fn back_to_back_broadcasts_race_with_falling_asleep() {
         }
         assert_eq!(runs.load(Ordering::Relaxed), 3000 * 4);
         // The race needs workers that fell asleep between broadcasts: some did, and woke.
-        assert!(
-            pool.metrics().total().unparks > before,
-            "no worker parked between the broadcasts"
-        );
+        common::assert_woken(&pool, before, "back-to-back broadcasts");
     });
 }
 

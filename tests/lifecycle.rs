@@ -9,15 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc::{self};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use stealpool::ThreadPoolBuilder;
 
 mod common;
 
+use common::child::{child, ran_in_child, task_count};
 use common::pool;
-
-use common::child::{child, task_count};
 use common::{quiet_expected_panics, watchdog};
 
 // ------------------------------------------------------------------------------------
@@ -168,11 +167,11 @@ fn pool_dropped_inside_its_own_job_then_spawning_more() {
 /// that other tests' threads do not disturb the count).
 #[test]
 fn pool_churn_leaks_no_threads() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child("pool_churn_leaks_no_threads", 60) {
-        assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
+    if ran_in_child(
+        "pool_churn_leaks_no_threads",
+        60,
+        "the scenario failed in its child process",
+    ) {
         return;
     }
     let base = task_count();
@@ -181,15 +180,11 @@ fn pool_churn_leaks_no_threads() {
         assert_eq!(p.install(|| stealpool::join(|| 1, || 2)), (1, 2));
         p.spawn(|| {});
     }
-    let t = Instant::now();
-    while task_count() > base {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "{} threads left, baseline {base}",
-            task_count()
-        );
-        thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        common::wait_until(Duration::from_secs(20), || task_count() <= base),
+        "{} threads left, baseline {base}",
+        task_count()
+    );
 }
 
 /// A thread name with a NUL byte: `build` panics (std's `thread::Builder` rejects it;
@@ -197,11 +192,11 @@ fn pool_churn_leaks_no_threads() {
 /// workers already started must still exit.
 #[test]
 fn nul_in_thread_name_leaves_no_threads_behind() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child("nul_in_thread_name_leaves_no_threads_behind", 30) {
-        assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
+    if ran_in_child(
+        "nul_in_thread_name_leaves_no_threads_behind",
+        30,
+        "the scenario failed in its child process",
+    ) {
         return;
     }
     quiet_expected_panics();
@@ -227,25 +222,23 @@ fn nul_in_thread_name_leaves_no_threads_behind() {
         !matches!(r, Ok(Ok(_))),
         "a NUL thread name cannot give a pool"
     );
-    let t = Instant::now();
-    while task_count() > base || exits.load(SeqCst) < 2 {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "started workers did not exit"
-        );
-        thread::sleep(Duration::from_millis(5));
-    }
+    assert!(
+        common::wait_until(Duration::from_secs(10), || {
+            task_count() <= base && exits.load(SeqCst) >= 2
+        }),
+        "started workers did not exit"
+    );
 }
 
 /// build_global raced against lazy initialisation from many threads: at most one
 /// build_global succeeds, nobody hangs, and later build_global calls fail.
 #[test]
 fn build_global_racing_lazy_init() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child("build_global_racing_lazy_init", 30) {
-        assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
+    if ran_in_child(
+        "build_global_racing_lazy_init",
+        30,
+        "the scenario failed in its child process",
+    ) {
         return;
     }
     let go = Arc::new(Barrier::new(8));

@@ -16,8 +16,7 @@ mod common;
 use std::time::Duration;
 
 use common::seccomp::refuse_membarrier;
-use common::{fib, wait_until, watchdog};
-use stealpool::ThreadPoolBuilder;
+use common::{fib, parked_workers, pool, wait_until, watchdog};
 
 const THREADS: usize = 2;
 
@@ -28,18 +27,12 @@ fn joins_without_a_published_barrier_run_the_fence_pair() {
         return;
     }
     watchdog(120, || {
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(THREADS)
-            .build()
-            .unwrap();
+        let pool = pool(THREADS);
         for round in 0..20 {
             assert_eq!(pool.install(|| fib(18)), 2584, "round {round}");
             // Let every worker park: the first park starts the registration, which the
             // filter refuses.
-            let parked = wait_until(Duration::from_secs(20), || {
-                let total = pool.metrics().total();
-                total.parks - total.unparks == THREADS as u64
-            });
+            let parked = wait_until(Duration::from_secs(20), || parked_workers(&pool) == THREADS);
             assert!(parked, "round {round}: the workers never parked");
         }
         let total = pool.metrics().total();

@@ -16,9 +16,8 @@ use stealpool::ThreadPoolBuilder;
 
 mod common;
 
+use common::child::ran_in_child;
 use common::pool;
-
-use common::child::child;
 use common::{
     expect_panic, payload_str, quiet_expected_panics, wait_parked, watchdog, PanickyDrop,
 };
@@ -39,20 +38,11 @@ use common::{
 /// A plain drop would abort the process ("a panic escaped into the scheduler itself").
 #[test]
 fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child(
+    if ran_in_child(
         "scope_task_payload_whose_drop_panics_does_not_abort_the_process",
         30,
+        "two panicking scope tasks (the second payload's Drop panics) killed the process",
     ) {
-        assert!(
-            run.succeeded(),
-            "two panicking scope tasks (the second payload's Drop panics) killed the \
-             process: status {:?}\n--- child output ---\n{}",
-            run.status,
-            run.output
-        );
         return;
     }
     // Child: the scenario.
@@ -87,19 +77,11 @@ fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
 /// payload panics.
 #[test]
 fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child(
+    if ran_in_child(
         "scope_waits_for_its_tasks_even_if_a_dropped_payload_panics",
         30,
+        "the scope did not wait for its tasks, or the process died",
     ) {
-        assert!(
-            run.succeeded(),
-            "status {:?}\n--- child output ---\n{}",
-            run.status,
-            run.output
-        );
         return;
     }
     // Child. The slow task blocks on `release`; the helper below releases it after a
@@ -172,20 +154,11 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
 /// rayon-core 1.13 aborts here.
 #[test]
 fn join_both_halves_panic_and_bs_payload_drop_panics_does_not_abort() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child(
+    if ran_in_child(
         "join_both_halves_panic_and_bs_payload_drop_panics_does_not_abort",
         30,
+        "a join whose halves both panicked (b's payload's Drop panics) killed the process",
     ) {
-        assert!(
-            run.succeeded(),
-            "join whose halves both panicked (b's payload's Drop panics) killed the \
-             process: status {:?}\n--- child output ---\n{}",
-            run.status,
-            run.output
-        );
         return;
     }
     quiet_expected_panics();
@@ -246,15 +219,7 @@ fn join_context_b_after_a_panicked_is_not_reported_migrated_on_the_same_thread()
 fn panics_in_every_position_are_routed_after_all_work_ran() {
     quiet_expected_panics();
     watchdog(30, || {
-        let handled = Arc::new(AtomicUsize::new(0));
-        let h = handled.clone();
-        let p = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .panic_handler(move |_| {
-                h.fetch_add(1, SeqCst);
-            })
-            .build()
-            .unwrap();
+        let (p, handled) = common::pool_with_counting_handler(2);
         let plain = pool(2);
         let bad_handler = ThreadPoolBuilder::new()
             .num_threads(2)
@@ -346,14 +311,10 @@ fn panics_in_every_position_are_routed_after_all_work_ran() {
             // spawn with a handler
             let before = handled.load(SeqCst);
             p.spawn(|| panic!("EXPECTED-PANIC adv: spawn"));
-            let t = Instant::now();
-            while handled.load(SeqCst) == before {
-                assert!(
-                    t.elapsed() < Duration::from_secs(5),
-                    "panic_handler never called"
-                );
-                thread::yield_now();
-            }
+            assert!(
+                common::wait_until(Duration::from_secs(5), || handled.load(SeqCst) != before),
+                "panic_handler never called"
+            );
             // spawn without a handler, also with a payload whose Drop panics
             let (tx, rx) = mpsc::channel::<()>();
             let tx2 = tx.clone();

@@ -16,10 +16,10 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use common::{
-    expected_panic_count, payload_str, quiet_expected_panics, run_on_all_workers, watchdog,
-    ExpectedPayload, Tally, EXPECTED,
+    expected_panic_count, payload_str, pool_with_counting_handler, quiet_expected_panics,
+    run_on_all_workers, watchdog, ExpectedPayload, Tally, EXPECTED,
 };
-use stealpool::{ThreadPool, ThreadPoolBuilder};
+use stealpool::ThreadPoolBuilder;
 
 const TIMEOUT: u64 = 60;
 const WAIT: Duration = Duration::from_secs(30);
@@ -37,19 +37,6 @@ fn expect_panic_with<R>(what: &str, expected: &str, f: impl FnOnce() -> R) {
 
 /// A pool whose panic handler counts calls, to check that panics which have
 /// a caller to go to do not reach the handler.
-fn pool_with_counting_handler(n: usize) -> (ThreadPool, Arc<AtomicUsize>) {
-    let handled = Arc::new(AtomicUsize::new(0));
-    let h = Arc::clone(&handled);
-    let pool = ThreadPoolBuilder::new()
-        .num_threads(n)
-        .panic_handler(move |_| {
-            h.fetch_add(1, Ordering::SeqCst);
-        })
-        .build()
-        .unwrap();
-    (pool, handled)
-}
-
 #[test]
 fn join_propagates_panics_and_runs_both_closures() {
     quiet_expected_panics();

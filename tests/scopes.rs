@@ -11,7 +11,7 @@ mod common;
 
 use common::pool;
 
-use common::child::child;
+use common::child::ran_in_child;
 use common::watchdog;
 
 /// Scope tasks spawned from outside threads (holding `&Scope`) and from inside tasks.
@@ -75,11 +75,11 @@ fn scopes_inside_spawned_jobs() {
 /// Scopes nested 1000 deep on a worker (child process: a stack overflow would abort).
 #[test]
 fn nested_scopes_1000_deep() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child("nested_scopes_1000_deep", 30) {
-        assert!(run.succeeded(), "status {:?}\n{}", run.status, run.output);
+    if ran_in_child(
+        "nested_scopes_1000_deep",
+        30,
+        "the scenario failed in its child process",
+    ) {
         return;
     }
     fn rec(depth: usize, c: &AtomicUsize) {

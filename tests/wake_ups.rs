@@ -10,23 +10,9 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
-use stealpool::ThreadPool;
-
 mod common;
 
-use common::pool;
-
-use common::{spin_for, wait_parked, watchdog};
-
-/// Asserts that `pool`'s workers were woken during a run that started with `before`
-/// wake-ups: the run met workers asleep or on their way to sleep, the race it aims at.
-fn assert_woken(pool: &ThreadPool, before: u64, what: &str) {
-    let woken = pool.metrics().total().unparks - before;
-    assert!(
-        woken > 0,
-        "{what}: no worker parked and woke during the run"
-    );
-}
+use common::{assert_woken, pool, spin_for, wait_parked, watchdog};
 
 /// `join` where `a` blocks on a barrier until `b` runs on the other worker, started each
 /// time right after the whole 2-thread pool went to sleep, then at random moments while
@@ -40,7 +26,7 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
             let b = Barrier::new(2);
             p.join(|| b.wait(), || b.wait());
         }
-        let mut rng = fastrand::Rng::with_seed(7);
+        let mut rng = common::rng(7);
         let before = p.metrics().total().unparks;
         for _ in 0..1000 {
             let delay = rng.u64(0..150_000);
@@ -61,7 +47,7 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
 fn push_while_the_other_worker_parks_is_never_lost() {
     watchdog(30, || {
         let p = pool(2);
-        let mut rng = fastrand::Rng::with_seed(11);
+        let mut rng = common::rng(11);
         let before = p.metrics().total().unparks;
         for i in 0..2000 {
             let delay = rng.u64(0..150_000);
@@ -84,7 +70,7 @@ fn cross_pool_latch_wakes_a_parking_worker() {
     watchdog(30, || {
         let a = pool(1);
         let b = Arc::new(pool(1));
-        let mut rng = fastrand::Rng::with_seed(3);
+        let mut rng = common::rng(3);
         let before = a.metrics().total().unparks;
         for i in 0..1000 {
             let delay = rng.u64(0..100_000);

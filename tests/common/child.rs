@@ -66,6 +66,30 @@ pub fn child(name: &str, timeout_secs: u64) -> Option<ChildRun> {
     Some(ChildRun { status, output })
 }
 
+/// The frame of a test whose scenario runs in a child process ([`child`]). In the parent:
+/// skips where the test binary cannot start itself
+/// ([`skip_without_child_processes`](super::skip_without_child_processes)), else runs the
+/// test `name` in a child, killed after `timeout_secs`, and asserts that it succeeded
+/// (`what` says what a failure means; the child's status and output follow); then returns
+/// true, and the caller returns. In the child: returns false, and the caller runs the
+/// scenario.
+pub fn ran_in_child(name: &str, timeout_secs: u64, what: &str) -> bool {
+    if std::env::var(CHILD_ENV).as_deref() == Ok(name) {
+        return false;
+    }
+    if super::skip_without_child_processes() {
+        return true;
+    }
+    let run = child(name, timeout_secs).expect("the parent gets the child's run");
+    assert!(
+        run.succeeded(),
+        "{what}: status {:?}\n--- child output ---\n{}",
+        run.status,
+        run.output
+    );
+    true
+}
+
 /// The number of threads of this process (Linux: `/proc/self/task`; 0 where there is
 /// no such directory).
 pub fn task_count() -> usize {

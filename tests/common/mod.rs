@@ -13,6 +13,7 @@ pub mod trace;
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Barrier, Condvar, Mutex, Once, OnceLock};
 use std::thread;
@@ -151,6 +152,17 @@ pub fn parked_workers(pool: &ThreadPool) -> usize {
         .count()
 }
 
+/// Asserts that `pool`'s workers were woken during a run that started with `before`
+/// wake-ups (`total().unparks`): the run met workers asleep or on their way to sleep, the
+/// race a wake-up test aims at.
+pub fn assert_woken(pool: &ThreadPool, before: u64, what: &str) {
+    let woken = pool.metrics().total().unparks - before;
+    assert!(
+        woken > 0,
+        "{what}: no worker parked and woke during the run"
+    );
+}
+
 /// Waits (up to 20 s, else panics) until at least `n` workers of `pool` are parked.
 pub fn wait_parked(pool: &ThreadPool, n: usize) {
     assert!(
@@ -240,6 +252,20 @@ impl Drop for PanickyDrop {
     fn drop(&mut self) {
         panic!("{EXPECTED} PanickyDrop::drop({})", self.0);
     }
+}
+
+/// A pool of `n` workers whose panic handler counts the panics it is given.
+pub fn pool_with_counting_handler(n: usize) -> (ThreadPool, Arc<AtomicUsize>) {
+    let handled = Arc::new(AtomicUsize::new(0));
+    let h = Arc::clone(&handled);
+    let pool = stealpool::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .panic_handler(move |_| {
+            h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    (pool, handled)
 }
 
 /// A pool of `n` workers.

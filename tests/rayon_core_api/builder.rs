@@ -383,78 +383,74 @@ fn builder_build_scoped_error() {
 #[test]
 fn builder_use_current_thread() {
     watchdog(TIMEOUT, || {
-        // A fresh thread: it becomes worker 0 for the rest of its life.
-        let body = thread::spawn(|| {
-            let starts = Tally::new();
-            let exits = Tally::new();
-            let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
-            let mut spawned = Vec::new();
-            let mut handles = Vec::new();
-            let pool = ThreadPoolBuilder::new()
-                .num_threads(3)
-                .use_current_thread()
-                .start_handler(move |i| s.record(i))
-                .exit_handler(move |i| e.record(i))
-                .spawn_handler(|tb| {
-                    spawned.push(tb.index());
-                    handles.push(thread::spawn(move || tb.run()));
-                    Ok(())
-                })
-                .build()
-                .unwrap();
-            // Only workers 1 and 2 are new threads.
-            assert_eq!(spawned, [1, 2]);
-            assert_eq!(rayon_core::current_thread_index(), Some(0));
-            assert_eq!(pool.current_thread_index(), Some(0));
-            assert_eq!(rayon_core::current_num_threads(), 3);
-            assert_eq!(pool.current_thread_has_pending_tasks(), Some(false));
-            // install from worker 0 runs inline.
-            let me = thread::current().id();
-            assert_eq!(
-                pool.install(|| (thread::current().id(), rayon_core::current_thread_index())),
-                (me, Some(0))
-            );
-            assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1, 2]);
+        // The watchdog's body runs on a fresh thread: it becomes worker 0 for the rest of
+        // its life.
+        let starts = Tally::new();
+        let exits = Tally::new();
+        let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
+        let mut spawned = Vec::new();
+        let mut handles = Vec::new();
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(3)
+            .use_current_thread()
+            .start_handler(move |i| s.record(i))
+            .exit_handler(move |i| e.record(i))
+            .spawn_handler(|tb| {
+                spawned.push(tb.index());
+                handles.push(thread::spawn(move || tb.run()));
+                Ok(())
+            })
+            .build()
+            .unwrap();
+        // Only workers 1 and 2 are new threads.
+        assert_eq!(spawned, [1, 2]);
+        assert_eq!(rayon_core::current_thread_index(), Some(0));
+        assert_eq!(pool.current_thread_index(), Some(0));
+        assert_eq!(rayon_core::current_num_threads(), 3);
+        assert_eq!(pool.current_thread_has_pending_tasks(), Some(false));
+        // install from worker 0 runs inline.
+        let me = thread::current().id();
+        assert_eq!(
+            pool.install(|| (thread::current().id(), rayon_core::current_thread_index())),
+            (me, Some(0))
+        );
+        assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1, 2]);
 
-            // A second use_current_thread pool on this thread is refused.
-            let err = ThreadPoolBuilder::new()
-                .num_threads(2)
-                .use_current_thread()
-                .build()
-                .expect_err("the thread joined a second pool");
-            assert_eq!(err.to_string(), ALREADY_IN_POOL);
-            assert!(err.source().is_none());
+        // A second use_current_thread pool on this thread is refused.
+        let err = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .use_current_thread()
+            .build()
+            .expect_err("the thread joined a second pool");
+        assert_eq!(err.to_string(), ALREADY_IN_POOL);
+        assert!(err.source().is_none());
 
-            // Jobs spawned from worker 0 go to its deque; as it does not run
-            // the main loop, another worker takes them while it blocks.
-            let (tx, rx) = mpsc::channel();
-            pool.spawn(move || tx.send(rayon_core::current_thread_index()).unwrap());
-            let ran_on = rx.recv_timeout(WAIT).expect("spawned job never ran");
-            assert!(matches!(ran_on, Some(1 | 2)), "{ran_on:?}");
+        // Jobs spawned from worker 0 go to its deque; as it does not run
+        // the main loop, another worker takes them while it blocks.
+        let (tx, rx) = mpsc::channel();
+        pool.spawn(move || tx.send(rayon_core::current_thread_index()).unwrap());
+        let ran_on = rx.recv_timeout(WAIT).expect("spawned job never ran");
+        assert!(matches!(ran_on, Some(1 | 2)), "{ran_on:?}");
 
-            // A scope body on worker 0 and a job on another worker meet.
-            let barrier = Barrier::new(2);
-            pool.scope(|s| {
-                s.spawn(|_| {
-                    barrier.wait();
-                });
+        // A scope body on worker 0 and a job on another worker meet.
+        let barrier = Barrier::new(2);
+        pool.scope(|s| {
+            s.spawn(|_| {
                 barrier.wait();
             });
-
-            // Start and exit handlers do not run for worker 0.
-            assert_eq!(starts.wait_for(2, WAIT), 2);
-            assert_eq!(starts.sorted(), [1, 2]);
-            drop(pool);
-            for handle in handles {
-                handle.join().unwrap();
-            }
-            assert_eq!(exits.sorted(), [1, 2]);
-            // Still worker 0 of the (terminated) pool.
-            assert_eq!(rayon_core::current_thread_index(), Some(0));
+            barrier.wait();
         });
-        if let Err(payload) = body.join() {
-            panic::resume_unwind(payload);
+
+        // Start and exit handlers do not run for worker 0.
+        assert_eq!(starts.wait_for(2, WAIT), 2);
+        assert_eq!(starts.sorted(), [1, 2]);
+        drop(pool);
+        for handle in handles {
+            handle.join().unwrap();
         }
+        assert_eq!(exits.sorted(), [1, 2]);
+        // Still worker 0 of the (terminated) pool.
+        assert_eq!(rayon_core::current_thread_index(), Some(0));
     });
 }
 
@@ -483,7 +479,8 @@ fn builder_use_current_thread_on_a_pool_worker_is_an_error() {
 
 #[test]
 fn builder_use_current_thread_still_names_index_0() {
-    let calls = thread::spawn(|| {
+    // On a fresh thread (the watchdog's): it becomes worker 0.
+    let calls = watchdog(TIMEOUT, || {
         let calls: Rc<RefCell<Vec<usize>>> = Rc::default();
         let c = Rc::clone(&calls);
         let pool = ThreadPoolBuilder::new()
@@ -498,9 +495,7 @@ fn builder_use_current_thread_still_names_index_0() {
         drop(pool);
         let calls = calls.borrow().clone();
         calls
-    })
-    .join()
-    .unwrap();
+    });
     assert_eq!(calls, [0, 1]);
 }
 

@@ -62,12 +62,7 @@ fn thread_pool_in_place_scope_sends_jobs_to_that_pool() {
             )
         });
         assert_eq!(body, (1, caller, None));
-        let seen = seen.into_inner().unwrap();
-        assert_eq!(seen.len(), 6);
-        assert!(
-            seen.iter().all(|i| matches!(i, Some(i) if *i < 3)),
-            "{seen:?}"
-        );
+        assert_all_ran_on_the_pool(seen, 6, 3);
 
         let seen = Mutex::new(Vec::new());
         let body = pool.in_place_scope_fifo(|s| {
@@ -81,12 +76,7 @@ fn thread_pool_in_place_scope_sends_jobs_to_that_pool() {
             )
         });
         assert_eq!(body, (1, caller, None));
-        let seen = seen.into_inner().unwrap();
-        assert_eq!(seen.len(), 6);
-        assert!(
-            seen.iter().all(|i| matches!(i, Some(i) if *i < 3)),
-            "{seen:?}"
-        );
+        assert_all_ran_on_the_pool(seen, 6, 3);
     });
 }
 

@@ -57,6 +57,17 @@ const TIMEOUT: u64 = 60;
 /// message from a job).
 const WAIT: Duration = Duration::from_secs(10);
 
+/// Asserts that `seen`, the `current_thread_index()` each of a scope's jobs recorded, holds
+/// `jobs` entries, each the index of a worker of a pool of `threads`.
+fn assert_all_ran_on_the_pool(seen: Mutex<Vec<Option<usize>>>, jobs: usize, threads: usize) {
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), jobs);
+    assert!(
+        seen.iter().all(|i| matches!(i, Some(i) if *i < threads)),
+        "{seen:?}"
+    );
+}
+
 const ALREADY_IN_POOL: &str = "The current thread is already part of another thread pool.";
 const GLOBAL_ALREADY_INITIALIZED: &str = "The global thread pool has already been initialized.";
 

@@ -70,12 +70,7 @@ fn thread_pool_scope_and_scope_fifo_run_on_that_pool() {
             "ThreadPool::scope body is not on the pool"
         );
         assert!(body.1.starts_with("Scope"), "{}", body.1);
-        let seen = seen.into_inner().unwrap();
-        assert_eq!(seen.len(), 10);
-        assert!(
-            seen.iter().all(|i| matches!(i, Some(i) if *i < 3)),
-            "{seen:?}"
-        );
+        assert_all_ran_on_the_pool(seen, 10, 3);
 
         let seen = Mutex::new(Vec::new());
         let body = pool.scope_fifo(|s| {
@@ -89,12 +84,7 @@ fn thread_pool_scope_and_scope_fifo_run_on_that_pool() {
             "ThreadPool::scope_fifo body is not on the pool"
         );
         assert!(body.1.starts_with("ScopeFifo"), "{}", body.1);
-        let seen = seen.into_inner().unwrap();
-        assert_eq!(seen.len(), 10);
-        assert!(
-            seen.iter().all(|i| matches!(i, Some(i) if *i < 3)),
-            "{seen:?}"
-        );
+        assert_all_ran_on_the_pool(seen, 10, 3);
     });
 }
 
