@@ -97,11 +97,15 @@ struct Waiter {
 unsafe impl Send for Waiter {}
 
 /// Runs `func` on the current pool (the global pool if the caller is not a worker), like
-/// [`spawn`](fn@crate::spawn), and returns a [`JoinHandle`] for its result.
+/// [`spawn`](fn@crate::spawn), and returns a [`JoinHandle`] for its result. Not in
+/// rayon-core: the handle follows `std::thread::JoinHandle` (`join` gives a
+/// `thread::Result`), and as a `Future` it does what the `tokio-rayon` crate builds by hand.
 ///
 /// # Panics
 /// A panic in `func` is not sent to the panic handler: [`JoinHandle::join`] returns it as
-/// `Err` (unless the handle was dropped first).
+/// `Err` (unless the handle was dropped first). Called outside any pool, panics if the
+/// global pool has to be built and cannot be (see
+/// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
 ///
 /// ```
 /// let handle = stealpool::spawn_with_handle(|| 6 * 7);

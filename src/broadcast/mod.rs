@@ -93,6 +93,7 @@ impl fmt::Debug for BroadcastContext<'_> {
 /// Runs `op` once on every worker of the current pool (the global pool if the caller is
 /// not a worker) and returns the results in worker-index order. Blocks until every worker
 /// has run it; a worker calling this runs its own copy (and other work) while it waits.
+/// As rayon-core's `broadcast`.
 ///
 /// Each worker runs `op` after the jobs already in its own deque and after every earlier
 /// broadcast. Useful to set up or read thread-local state on every worker.
@@ -101,7 +102,10 @@ impl fmt::Debug for BroadcastContext<'_> {
 /// If `op` panics on some workers, every worker still runs it, then one of the panics
 /// (the lowest index's) is re-raised in the caller. Also panics, instead of hanging
 /// forever, if the pool has already terminated: only reachable from an exit handler or
-/// from the building thread of a dropped `use_current_thread` pool.
+/// from the building thread of a dropped `use_current_thread` pool. On Windows, also
+/// panics with the reason if the caller holds the loader lock (a thread-local destructor)
+/// and not every worker has started, or the process is exiting (`docs/guarantees.md`).
+/// Called outside any pool, panics if the global pool has to be built and cannot be.
 ///
 /// ```
 /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
@@ -117,11 +121,13 @@ where
 }
 
 /// Runs `op` once on every worker of the current pool without waiting (the global pool
-/// if the caller is not a worker). Each run holds the pool alive, like a `spawn`.
+/// if the caller is not a worker). Each run holds the pool alive, like a `spawn`. As
+/// rayon-core's `spawn_broadcast`.
 ///
 /// # Panics
 /// A panic in `op` goes to the pool's panic handler, as for [`spawn`](fn@crate::spawn).
-/// Panics if the pool has already terminated (see [`broadcast`]).
+/// Panics if the pool has already terminated (see [`broadcast`]), or if called outside
+/// any pool and the global pool has to be built and cannot be.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};

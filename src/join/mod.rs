@@ -32,6 +32,12 @@ mod test;
 /// If either closure panics, `join` still waits for the other to finish, then re-raises
 /// the panic in the caller; if both panic, `oper_a`'s panic is the one re-raised.
 ///
+/// Called outside any pool, also panics if the global pool has to be built and cannot be
+/// (see [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)), and,
+/// on Windows, with the reason instead of hanging, if the caller holds the loader lock (a
+/// thread-local destructor) and no worker of the global pool has started, or the process
+/// is exiting (`docs/guarantees.md`).
+///
 /// ```
 /// fn fib(n: u64) -> u64 {
 ///     if n < 2 { return n; }
@@ -68,7 +74,8 @@ where
 /// });
 /// // The first closure runs on the calling worker: never migrated.
 /// assert!(!a);
-/// // The second one is migrated if, and only if, another worker took it.
+/// // Here (`oper_a` does not wait), the second one is migrated if, and only if, another
+/// // worker ran it.
 /// assert_eq!(b, b_elsewhere);
 ///
 /// // Called from outside the pool, the whole `join` moves onto a worker of the global

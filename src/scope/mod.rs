@@ -74,6 +74,12 @@ pub struct ScopeFifo<'scope> {
 /// If `op` or any spawned job panics, the scope still waits for every job, then re-raises
 /// one of the panics (the first captured) in the caller.
 ///
+/// Called outside any pool, also panics if the global pool has to be built and cannot be
+/// (see [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)). On
+/// Windows, a scope whose owner is outside the pool also panics with the reason, instead
+/// of hanging, if the owner holds the loader lock (a thread-local destructor) and no worker
+/// has started, or the process is exiting (`docs/guarantees.md`).
+///
 /// ```
 /// let mut left = 0;
 /// let mut right = 0;

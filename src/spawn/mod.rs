@@ -29,6 +29,8 @@ mod test;
 /// A panic in `func` does not propagate: it goes to the pool's
 /// [`panic_handler`](crate::ThreadPoolBuilder::panic_handler); without one it is reported
 /// by the standard panic hook and dropped, and the pool keeps running (rayon-core aborts).
+/// Called outside any pool, panics if the global pool has to be built and cannot be (see
+/// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
 ///
 /// ```
 /// let (tx, rx) = std::sync::mpsc::channel();

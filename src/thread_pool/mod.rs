@@ -53,7 +53,10 @@ impl ThreadPool {
     /// blocks.
     ///
     /// # Panics
-    /// Re-raises a panic from `op` in the caller.
+    /// Re-raises a panic from `op` in the caller. From outside the pool, on Windows, also
+    /// panics with the reason, instead of hanging, if the caller holds the loader lock (a
+    /// thread-local destructor) and no worker has started, or the process is exiting
+    /// (`docs/guarantees.md`).
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -383,8 +386,12 @@ impl ThreadPool {
             .with_current_worker(|worker| worker.map(WorkerThread::has_local_jobs))
     }
 
-    /// [`yield_now`], if the caller is a worker of this pool (else
-    /// `None`).
+    /// [`yield_now`], if the caller is a worker of this pool (else `None`). Same as
+    /// rayon-core's `ThreadPool::yield_now`.
+    ///
+    /// # Panics
+    /// As [`yield_now`]: a panic in the job that runs goes where that job's panics go,
+    /// not here.
     ///
     /// ```
     /// use stealpool::Yield;
@@ -401,8 +408,12 @@ impl ThreadPool {
             .with_current_worker(|worker| worker.map(|w| Yield::ran_a_job(w.yield_now())))
     }
 
-    /// [`yield_local`], if the caller is a worker of this pool (else
-    /// `None`).
+    /// [`yield_local`], if the caller is a worker of this pool (else `None`). Same as
+    /// rayon-core's `ThreadPool::yield_local`.
+    ///
+    /// # Panics
+    /// As [`yield_local`]: a panic in the job that runs goes where that job's panics go,
+    /// not here.
     ///
     /// ```
     /// use stealpool::Yield;
