@@ -1,5 +1,6 @@
 //! A registry's life: the terminate count (every `spawn` holds the pool alive until it
-//! ran), termination, `wait_idle`, and waiting for the workers to stop.
+//! ran), termination, `wait_idle`, waiting for the workers to stop, and the worker
+//! threads' handles when the registry is dropped.
 
 use super::terminate::Released;
 use super::Registry;
@@ -62,5 +63,36 @@ impl Registry {
             // panic in the scheduler itself, which aborts before it gets here.
             let _ = handle.join();
         }
+    }
+
+    /// Settles the handles of the worker threads nobody joined, when the registry is
+    /// dropped. Every worker has dropped its reference by then: each thread is exiting or
+    /// has exited. On Linux, dropping the handle of such a thread would detach it, and
+    /// glibc's `pthread_detach` (2.36 and earlier at least) reads the thread's descriptor
+    /// after marking it detached, while the exiting thread, seeing that mark, may free its
+    /// own stack, descriptor included: with stacks over glibc's 40 MiB stack cache that
+    /// memory is unmapped at once, and the detaching thread crashes (seen under qemu, where
+    /// the window is wide). So each such thread is joined instead, which waits only for the
+    /// rest of its exit (its thread-local destructors). The dropping thread's own handle
+    /// (the last worker to leave) is dropped: a thread detaching itself cannot race with
+    /// its own exit. Elsewhere every handle is dropped, as rayon-core drops them: the race
+    /// is glibc's, and on Windows, where dropping a handle closes it, waiting for an exit
+    /// could meet the loader lock.
+    pub(super) fn settle_thread_handles(&self) {
+        let handles = mem::take(&mut *self.thread_handles.lock());
+        #[cfg(target_os = "linux")]
+        for handle in handles {
+            use std::os::unix::thread::JoinHandleExt;
+            // SAFETY: `pthread_self` and `pthread_equal` only compare thread identities;
+            // both are valid on any thread, also while its thread-locals are destroyed.
+            let own = unsafe { libc::pthread_equal(handle.as_pthread_t(), libc::pthread_self()) };
+            if own == 0 {
+                // The thread body catches every panic of user code (see
+                // `wait_until_stopped`).
+                let _ = handle.join();
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        drop(handles);
     }
 }

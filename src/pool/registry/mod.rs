@@ -251,5 +251,6 @@ impl Drop for Registry {
         if let Some(recorder) = &self.recorder {
             recorder.save_if_asked();
         }
+        self.settle_thread_handles();
     }
 }
