@@ -1,7 +1,8 @@
 //! The `join` fast path around its private stack's capacity (63 private halves per
 //! worker, `docs/join.md`, "The private stack"): every second half runs once and every
 //! value is dropped once whether the half stayed private, was promoted to make room, was
-//! stolen or rescued; a first half that waits for its own second half completes at every
+//! stolen or rescued (with more than one worker, each run has a half another worker took,
+//! forced and counted); a first half that waits for its own second half completes at every
 //! depth; a panic at any depth reaches the caller after both halves; and a `join` past
 //! the capacity needs no more stack than one below it (a version that built a second
 //! frame there overflowed deep recursions that fit on rayon-core). Kept from a breaker's
@@ -38,14 +39,24 @@ impl Drop for Tracked {
 }
 
 /// `depth` nested `join`s whose second halves capture and return a `Tracked` value and
-/// count their runs; returns the number of second halves that ran.
-fn nest(depth: usize, runs: &AtomicUsize, drops: &Arc<AtomicUsize>) -> usize {
+/// count their runs; returns the number of second halves that ran. With `steal_at_bottom`
+/// the innermost first half waits until its own second half ran, which only another
+/// worker can do: every install then has a half taken from the private stack.
+fn nest(
+    depth: usize,
+    runs: &AtomicUsize,
+    drops: &Arc<AtomicUsize>,
+    steal_at_bottom: bool,
+) -> usize {
     if depth == 0 {
+        if steal_at_bottom {
+            wait_for_own_second_half();
+        }
         return 0;
     }
     let captured = Tracked(Arc::clone(drops));
     let (inner, tracked) = stealpool::join(
-        || nest(depth - 1, runs, drops),
+        || nest(depth - 1, runs, drops, steal_at_bottom),
         move || {
             runs.fetch_add(1, Ordering::SeqCst);
             captured
@@ -53,6 +64,23 @@ fn nest(depth: usize, runs: &AtomicUsize, drops: &Arc<AtomicUsize>) -> usize {
     );
     drop(tracked);
     inner + 1
+}
+
+/// A `join` whose first half waits until its own second half ran.
+fn wait_for_own_second_half() {
+    let (tx, rx) = mpsc::channel();
+    let (got, ()) = stealpool::join(
+        move || rx.recv_timeout(Duration::from_secs(20)),
+        move || tx.send(()).unwrap(),
+    );
+    got.expect("the second half never ran while its first half waited");
+}
+
+/// Halves taken from a worker's private stack by another worker so far: stolen after a
+/// promotion, or rescued.
+fn taken(pool: &ThreadPool) -> u64 {
+    let total = pool.metrics().total();
+    total.steals + total.rescues
 }
 
 #[test]
@@ -63,9 +91,14 @@ fn every_half_runs_once_and_every_value_drops_once_around_the_capacity() {
             for depth in DEPTHS {
                 let runs = AtomicUsize::new(0);
                 let drops = Arc::new(AtomicUsize::new(0));
-                assert_eq!(pool.install(|| nest(depth, &runs, &drops)), depth);
+                let before = taken(&pool);
+                let steal = threads > 1;
+                assert_eq!(pool.install(|| nest(depth, &runs, &drops, steal)), depth);
                 assert_eq!(runs.load(Ordering::SeqCst), depth, "{threads} workers");
                 assert_eq!(drops.load(Ordering::SeqCst), depth, "{threads} workers");
+                if steal {
+                    assert!(taken(&pool) > before, "{threads} workers, depth {depth}");
+                }
             }
             // Past the capacity each push promoted the oldest half to make room.
             if threads == 1 {
@@ -76,17 +109,11 @@ fn every_half_runs_once_and_every_value_drops_once_around_the_capacity() {
 }
 
 /// `depth` nested `join`s, then a `join` whose first half waits until its own second half
-/// ran: another worker must take the second half (a promotion, a steal or a rescue),
+/// ran: another worker must take the second half (a promotion and a steal, or a rescue),
 /// whatever the depth.
 fn nest_then_wait(depth: usize) {
     if depth == 0 {
-        let (tx, rx) = mpsc::channel();
-        let (got, ()) = stealpool::join(
-            move || rx.recv_timeout(Duration::from_secs(20)),
-            move || tx.send(()).unwrap(),
-        );
-        got.expect("the second half never ran while its first half waited");
-        return;
+        return wait_for_own_second_half();
     }
     stealpool::join(|| nest_then_wait(depth - 1), || ());
 }
@@ -100,10 +127,10 @@ fn a_first_half_waiting_for_its_second_half_completes_at_every_depth() {
         for threads in [2, 3, 8] {
             let pool = pool(threads);
             for depth in DEPTHS.into_iter().chain(2..62) {
+                let before = taken(&pool);
                 pool.install(|| nest_then_wait(depth));
+                assert!(taken(&pool) > before, "{threads} workers, depth {depth}");
             }
-            let total = pool.metrics().total();
-            assert!(total.promotions + total.rescues > 0, "{threads} workers");
         }
     });
 }

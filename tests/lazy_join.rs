@@ -8,61 +8,62 @@ mod common;
 
 use common::watchdog;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{mpsc, Arc, Barrier};
 use stealpool::ThreadPoolBuilder;
 
 /// A `join` whose first half waits for the second, made while the only other worker is
 /// busy: the second half stays private at the `join`, and must be *rescued* when the
 /// other worker comes free (the first half never calls into the pool again).
+///
+/// Each round forces that order on a two-worker pool. A spawned job occupies one worker
+/// (its start is awaited) and spins until the first half has started; the `install`
+/// that makes the `join` then runs on the other one. At the `join`'s poll no worker is
+/// idle, so nothing is promoted, and the first half blocks on a barrier that only the
+/// second half reaches: the second half leaves the private stack only by a rescue, taken
+/// by the spinner's worker once the spin ends. It is the only job in any queue besides
+/// the two injected ones, so each round asserts at least one rescue and no steal.
 #[test]
 fn a_blocked_first_half_gets_its_second_half_rescued() {
     watchdog(60, || {
         let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        for _ in 0..50 {
-            let joined = AtomicBool::new(false);
+        for round in 0..50 {
+            let joined = Arc::new(AtomicBool::new(false));
             let barrier = Barrier::new(2);
+            let (started_tx, started_rx) = mpsc::channel();
+            {
+                let joined = Arc::clone(&joined);
+                pool.spawn(move || {
+                    started_tx.send(()).unwrap();
+                    while !joined.load(Ordering::SeqCst) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            started_rx.recv().unwrap();
+            let before = pool.metrics().total();
             let (a, b) = pool.install(|| {
                 stealpool::join_context(
-                    |_| {
-                        // Keep the other worker busy until our inner `join` has started.
-                        stealpool::join(
-                            || {
-                                let (a, b) = stealpool::join_context(
-                                    |ctx| {
-                                        joined.store(true, Ordering::SeqCst);
-                                        barrier.wait();
-                                        ctx.migrated()
-                                    },
-                                    |ctx| {
-                                        barrier.wait();
-                                        ctx.migrated()
-                                    },
-                                );
-                                (a, b)
-                            },
-                            || {
-                                while !joined.load(Ordering::SeqCst) {
-                                    std::hint::spin_loop();
-                                }
-                            },
-                        )
-                        .0
+                    |ctx| {
+                        joined.store(true, Ordering::SeqCst);
+                        barrier.wait();
+                        ctx.migrated()
                     },
-                    |_| (),
+                    |ctx| {
+                        barrier.wait();
+                        ctx.migrated()
+                    },
                 )
-                .0
             });
+            let after = pool.metrics().total();
             assert!(!a, "the first half runs on the caller");
             assert!(b, "the second half ran on the other worker");
+            let (rescues, steals) = (after.rescues - before.rescues, after.steals - before.steals);
+            assert!(
+                rescues >= 1 && steals == 0,
+                "round {round}: {rescues} rescues and {steals} steals for a private second \
+                 half whose owner blocks"
+            );
         }
-        // Each inner second half left the private stack only by a rescue: its owner never
-        // polls or waits again, and the other worker is busy until the first half blocks.
-        let metrics = pool.metrics().total();
-        assert!(
-            metrics.rescues >= 50,
-            "{} rescues for 50 blocked first halves",
-            metrics.rescues
-        );
     });
 }
 

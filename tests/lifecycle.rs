@@ -1,8 +1,9 @@
 //! A pool's life: `install` into its own pool, handlers that use the free functions, the
-//! last handle dropped inside the pool's own job, pools built and dropped many times,
-//! `build` failing half-way, `build_global` racing the lazy global pool or called from
-//! its own `thread_name` closure. Scenarios that need a fresh process (the global pool,
-//! thread counts) run in a child process (`common::child`).
+//! last handle dropped inside the pool's own job, pools built and dropped many times (also
+//! with every worker exiting at once), `build` failing half-way, `build_global` racing the
+//! lazy global pool or called from its own `thread_name` closure. Scenarios that need a
+//! fresh process (the global pool, thread counts) run in a child process
+//! (`common::child`).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -187,6 +188,43 @@ fn pool_churn_leaks_no_threads() {
     );
 }
 
+/// Pools whose workers all exit at once, the last of them dropping the registry, from four
+/// threads at a time. The stacks are larger than glibc's stack cache (40 MiB), so an
+/// exited worker's stack is unmapped at once. A registry that dropped (detached) the
+/// handle of a worker still on its way out let glibc's `pthread_detach` read that worker's
+/// descriptor after the worker had freed it, and the last worker crashed; the registry now
+/// joins those threads (`Registry::settle_thread_handles`). The race is inside glibc and
+/// cannot be forced from here: this test checks that settling the handles of workers that
+/// exit at once completes (a join that hung would fail it under the watchdog) and gives
+/// the race its chances; the crash itself was seen in `join_fast_path.rs` under qemu (2
+/// runs in 80). Each pool's workers must all have started (a broadcast) so that every one
+/// of them exits on its own.
+#[test]
+fn dropped_pools_whose_workers_exit_at_once_never_crash() {
+    watchdog(120, || {
+        let droppers: Vec<_> = (0..4)
+            .map(|_| {
+                thread::spawn(|| {
+                    for _ in 0..25 {
+                        let pool = ThreadPoolBuilder::new()
+                            .num_threads(16)
+                            .stack_size(64 << 20)
+                            .build()
+                            .unwrap();
+                        assert_eq!(
+                            pool.broadcast(|ctx| ctx.index()),
+                            (0..16).collect::<Vec<_>>()
+                        );
+                    }
+                })
+            })
+            .collect();
+        for dropper in droppers {
+            dropper.join().unwrap();
+        }
+    });
+}
+
 /// A thread name with a NUL byte: `build` panics (std's `thread::Builder` rejects it;
 /// rayon-core behaves the same) rather than returning `ThreadPoolBuildError`, but the
 /// workers already started must still exit.
@@ -230,37 +268,153 @@ fn nul_in_thread_name_leaves_no_threads_behind() {
     );
 }
 
-/// build_global raced against lazy initialisation from many threads: at most one
-/// build_global succeeds, nobody hangs, and later build_global calls fail.
+/// `build_global` against the lazy initialisation of the global pool by a free function.
+/// The global pool is per process, so each of three scenarios runs in a process of its
+/// own: the child runs the first and starts this test twice more, with
+/// `STEALPOOL_TEST_GLOBAL_ORDER` naming the scenario (the child's marker is inherited, so
+/// `ran_in_child` lets those processes run it). The pool `build_global` asks for has one
+/// thread more than the default, so the global pool's thread count tells who won.
+///
+/// * Lazy call first (forced): `build_global`'s `thread_name` closure, called for its last
+///   worker after the others were started, blocks until another thread's free call has
+///   built the default global pool. `build_global` then fails, and every worker it started
+///   exits (its handlers are dropped once the last one has).
+/// * `build_global` first (forced): it succeeds, and a free call that another thread
+///   makes once it returned runs on its pool.
+/// * Race (not forced): `build_global` and free calls from 8 threads lined up by a
+///   barrier. At most one `build_global` succeeds, and every free call runs on the one
+///   global pool, the built one exactly when a `build_global` succeeded.
+///
+/// In each, nobody hangs, and a later `build_global` fails.
 #[test]
 fn build_global_racing_lazy_init() {
-    if ran_in_child(
-        "build_global_racing_lazy_init",
-        30,
-        "the scenario failed in its child process",
-    ) {
+    const NAME: &str = "build_global_racing_lazy_init";
+    const ORDER: &str = "STEALPOOL_TEST_GLOBAL_ORDER";
+    if ran_in_child(NAME, 60, "the scenario failed in its child process") {
         return;
     }
-    let go = Arc::new(Barrier::new(8));
-    let hs: Vec<_> = (0..8)
-        .map(|i| {
-            let go = go.clone();
-            thread::spawn(move || {
-                go.wait();
-                if i % 2 == 0 {
+    let order = std::env::var(ORDER).ok();
+    if order.is_none() {
+        for scenario in ["build-first", "race"] {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+                .env(ORDER, scenario)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("start the scenario's process");
+            assert!(
+                out.status.success(),
+                "scenario {scenario}: {}\n{}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let default = common::expected_default_threads().expect("a thread count from the environment");
+    let built = default + 1;
+    watchdog(20, move || {
+        let oks = match order.as_deref() {
+            None => {
+                let starts = common::Tally::new();
+                let exits = common::Tally::new();
+                let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
+                let (naming_tx, naming_rx) = mpsc::channel();
+                let (lazy_done_tx, lazy_done_rx) = mpsc::channel::<()>();
+                let builder = thread::spawn(move || {
                     ThreadPoolBuilder::new()
-                        .num_threads(3)
+                        .num_threads(built)
+                        .start_handler(move |i| s.record(i))
+                        .exit_handler(move |i| e.record(i))
+                        .thread_name(move |i| {
+                            if i == built - 1 {
+                                naming_tx.send(()).unwrap();
+                                lazy_done_rx.recv().unwrap();
+                            }
+                            format!("candidate-{i}")
+                        })
                         .build_global()
-                        .is_ok()
-                } else {
-                    let (n, ()) = stealpool::join(stealpool::current_num_threads, || ());
-                    assert!(n > 0);
-                    false
+                });
+                naming_rx.recv().unwrap();
+                let lazy =
+                    thread::spawn(|| stealpool::join(stealpool::current_num_threads, || ()).0);
+                assert_eq!(lazy.join().unwrap(), default);
+                lazy_done_tx.send(()).unwrap();
+                let err = builder
+                    .join()
+                    .unwrap()
+                    .expect_err("build_global succeeded after the global pool was built");
+                assert!(
+                    err.to_string().contains("already been initialized"),
+                    "{err}"
+                );
+                assert!(
+                    common::wait_until(Duration::from_secs(10), || {
+                        Arc::strong_count(&starts) == 1 && Arc::strong_count(&exits) == 1
+                    }),
+                    "the losing registry was not dropped (started {:?}, exited {:?})",
+                    starts.sorted(),
+                    exits.sorted()
+                );
+                assert_eq!(starts.sorted(), (0..built).collect::<Vec<_>>());
+                assert_eq!(exits.sorted(), starts.sorted());
+                0
+            }
+            Some("build-first") => {
+                let (built_tx, built_rx) = mpsc::channel::<()>();
+                let lazy = thread::spawn(move || {
+                    built_rx.recv().unwrap();
+                    stealpool::join(stealpool::current_num_threads, || ()).0
+                });
+                ThreadPoolBuilder::new()
+                    .num_threads(built)
+                    .build_global()
+                    .expect("build_global before any free call");
+                built_tx.send(()).unwrap();
+                assert_eq!(lazy.join().unwrap(), built);
+                1
+            }
+            Some("race") => {
+                let go = Arc::new(Barrier::new(8));
+                let hs: Vec<_> = (0..8)
+                    .map(|i| {
+                        let go = go.clone();
+                        thread::spawn(move || {
+                            go.wait();
+                            if i % 2 == 0 {
+                                let ok = ThreadPoolBuilder::new()
+                                    .num_threads(built)
+                                    .build_global()
+                                    .is_ok();
+                                (ok, None)
+                            } else {
+                                let (n, ()) =
+                                    stealpool::join(stealpool::current_num_threads, || ());
+                                (false, Some(n))
+                            }
+                        })
+                    })
+                    .collect();
+                let results: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+                let global = stealpool::current_num_threads();
+                for (_, n) in &results {
+                    assert!(
+                        n.map_or(true, |n| n == global),
+                        "{results:?}: global {global}"
+                    );
                 }
-            })
-        })
-        .collect();
-    let oks: usize = hs.into_iter().map(|h| h.join().unwrap() as usize).sum();
-    assert!(oks <= 1);
-    assert!(ThreadPoolBuilder::new().build_global().is_err());
+                let oks = results.iter().filter(|(ok, _)| *ok).count();
+                assert!(oks <= 1, "{results:?}");
+                oks
+            }
+            Some(other) => panic!("{ORDER}={other}: no such scenario"),
+        };
+        assert_eq!(
+            oks == 1,
+            stealpool::current_num_threads() == built,
+            "{oks} successful build_global calls, a global pool of {}",
+            stealpool::current_num_threads()
+        );
+        assert!(ThreadPoolBuilder::new().build_global().is_err());
+    });
 }

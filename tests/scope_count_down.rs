@@ -12,9 +12,12 @@
 mod common;
 
 use common::watchdog;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::thread;
+use std::time::Duration;
 use stealpool::{ThreadPool, ThreadPoolBuilder};
 
 fn one_thread_pool() -> Arc<ThreadPool> {
@@ -111,6 +114,11 @@ fn a_count_is_delivered_before_a_wait_returns() {
 
 /// Many scope jobs stolen in batches by another worker: every scope still completes with
 /// every job run once (the deferred counts all arrive), including when jobs panic.
+///
+/// With more than one worker the theft is forced: the scope's body, after spawning, blocks
+/// (in its own code, so its worker runs none of the jobs it pushed on its deque) until a
+/// job reports running on another worker. That job was stolen, so each round asserts
+/// that the pool's `steals` went up.
 #[test]
 fn batched_counts_add_up_with_thieves_and_panics() {
     watchdog(60, || {
@@ -120,17 +128,26 @@ fn batched_counts_add_up_with_thieves_and_panics() {
                 .build()
                 .unwrap();
             for round in 0..50 {
-                let runs = std::sync::atomic::AtomicUsize::new(0);
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let runs = AtomicUsize::new(0);
+                let stolen = AtomicBool::new(false);
+                let stolen_latch = common::CountLatch::new(1);
+                let steals_before = pool.metrics().total().steals;
+                let result = panic::catch_unwind(AssertUnwindSafe(|| {
                     pool.scope(|s| {
+                        let body = stealpool::current_thread_index();
                         for i in 0..2_000 {
-                            let runs = &runs;
+                            let (runs, stolen, stolen_latch) = (&runs, &stolen, &stolen_latch);
                             s.spawn(move |s| {
-                                runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                if stealpool::current_thread_index() != body
+                                    && !stolen.swap(true, Ordering::SeqCst)
+                                {
+                                    stolen_latch.count_down();
+                                }
+                                runs.fetch_add(1, Ordering::Relaxed);
                                 if i % 500 == 0 {
                                     // Nested spawns count too.
                                     s.spawn(move |_| {
-                                        runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                        runs.fetch_add(1, Ordering::Relaxed);
                                     });
                                 }
                                 if round % 10 == 0 && i == 1_234 {
@@ -138,10 +155,21 @@ fn batched_counts_add_up_with_thieves_and_panics() {
                                 }
                             });
                         }
+                        if threads > 1 {
+                            assert_eq!(
+                                stolen_latch.wait(Duration::from_secs(10)),
+                                0,
+                                "no job ran on another worker while the body blocked"
+                            );
+                        }
                     })
                 }));
                 assert_eq!(result.is_err(), round % 10 == 0);
                 assert_eq!(runs.into_inner(), 2_004);
+                if threads > 1 {
+                    let steals = pool.metrics().total().steals - steals_before;
+                    assert!(steals > 0, "round {round}: a job ran on a thief, 0 steals");
+                }
             }
         }
     });

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{random_u64s, rng, run_on_all_workers, wait_until, watchdog, CountLatch};
-use stealpool::{ThreadPool, ThreadPoolBuilder};
+use common::{random_u64s, run_on_all_workers, watchdog, CountLatch, Pacer};
+use stealpool::ThreadPoolBuilder;
 
 /// Held for the whole of each test, so that the tests of this binary do not
 /// run concurrently.
@@ -195,56 +195,6 @@ const BURSTS: usize = 50_000;
 /// How long one burst may take before we call it a lost wakeup.
 const BURST_WAIT: Duration = Duration::from_secs(10);
 
-/// Decides how long to wait before each burst, so that jobs arrive both at
-/// parked workers and at workers on their way to park.
-///
-/// A quarter of the bursts (and the first one) wait until every worker is
-/// parked (`parked_workers(pool) == n`), and measure how long that took since
-/// the previous burst ended. The others pause for a random time between 0 and
-/// 1.5 times that measured time to park, so that the burst often lands in the
-/// short window where the last worker decides to go to sleep: this is where
-/// a wakeup gets lost, and random pauses not aimed at it hit it rarely.
-/// (The pause is pacing, not synchronisation or a timing assertion.)
-struct Pacer {
-    rng: fastrand::Rng,
-    /// Running estimate of the time from the end of a burst until all
-    /// workers are parked.
-    park_ns: u64,
-}
-
-impl Pacer {
-    fn new(seed: u64) -> Self {
-        Self {
-            rng: rng(seed),
-            park_ns: 0,
-        }
-    }
-
-    fn before_burst(&mut self, pool: &ThreadPool, n: usize, burst: usize) {
-        let start = Instant::now();
-        if self.park_ns == 0 || self.rng.u8(0..4) == 0 {
-            let parked = wait_until(BURST_WAIT, || common::parked_workers(pool) == n);
-            assert!(
-                parked,
-                "burst {burst}: workers did not all park within {BURST_WAIT:?} \
-                 ({} parked, expected {n})",
-                common::parked_workers(pool)
-            );
-            let took = start.elapsed().as_nanos() as u64;
-            self.park_ns = if self.park_ns == 0 {
-                took
-            } else {
-                (self.park_ns * 7 + took) / 8
-            };
-        } else {
-            let pause = Duration::from_nanos(self.rng.u64(0..=self.park_ns * 3 / 2));
-            while start.elapsed() < pause {
-                std::hint::spin_loop();
-            }
-        }
-    }
-}
-
 /// Runs `burst(0..BURSTS)` on a helper thread and fails as soon as one burst
 /// makes no progress for three times `BURST_WAIT` (e.g. an `install` whose
 /// job was never picked up), naming the stuck burst, instead of hanging until
@@ -291,7 +241,7 @@ fn injected_bursts(n: usize, seed: u64) {
     let pool = ThreadPoolBuilder::new().num_threads(n).build().unwrap();
     let mut pacer = Pacer::new(seed);
     run_bursts("injected", move |burst| {
-        pacer.before_burst(&pool, n, burst);
+        pacer.before_round(&pool, n);
         let jobs = pacer.rng.usize(1..=2 * n);
         let latch = CountLatch::new(jobs);
         for _ in 0..jobs {
@@ -326,7 +276,7 @@ fn lost_wakeup_bursts_of_install() {
         let pool = ThreadPoolBuilder::new().num_threads(n).build().unwrap();
         let mut pacer = Pacer::new(0x5eed_0003);
         run_bursts("install", move |burst| {
-            pacer.before_burst(&pool, n, burst);
+            pacer.before_round(&pool, n);
             // The first closure of the join blocks until the second one has
             // run, which it can then only do on another worker: a parked
             // worker must be woken for the join's local job.
@@ -349,7 +299,7 @@ fn lost_wakeup_bursts_spawned_from_a_worker() {
         let pool = ThreadPoolBuilder::new().num_threads(n).build().unwrap();
         let mut pacer = Pacer::new(0x5eed_0004);
         run_bursts("spawned-from-worker", move |burst| {
-            pacer.before_burst(&pool, n, burst);
+            pacer.before_round(&pool, n);
             // A root job spawns children onto its own worker's deque and then
             // blocks until they ran, so they can only run on other workers,
             // which must be woken up for them.

@@ -11,9 +11,13 @@ mod common;
 use common::watchdog;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::thread;
+use std::time::Duration;
 use stealpool::ThreadPoolBuilder;
+
+/// How long a test waits for an event that must happen (a job starting).
+const WAIT: Duration = Duration::from_secs(10);
 
 /// Makes the calling thread worker 0 of a new `use_current_thread` pool of `n` workers,
 /// spawns one job that blocks (on another worker) until the returned sender sends, and
@@ -173,19 +177,42 @@ fn workers_that_terminate_under_a_running_scope_leave_no_job_behind() {
 /// thread (it lives in the registry). Before that fix: a use-after-free (segfault, a lost
 /// job, or "FIFO stub executed with an empty FIFO"; valgrind: invalid read in
 /// `JobFifo::execute`), found by the breaker helper.
+///
+/// The order is forced: the building thread is worker 0 and runs no job while it is in
+/// its own code, and workers 1 and 2 each run a job (stolen from worker 0's deque) that
+/// blocks on a gate, both confirmed started before the FIFO jobs are queued. So none of
+/// them runs before the building thread has exited (asserted), and all of them run after
+/// the gate opens, on workers 1 and 2.
 #[test]
 fn fifo_jobs_queued_by_a_building_thread_that_exits_still_run() {
     watchdog(60, || {
         for _ in 0..50 {
             let ran = Arc::new(AtomicUsize::new(0));
+            // The two blockers and the test thread.
+            let gate = Arc::new(Barrier::new(3));
+            let blocking = common::CountLatch::new(2);
             let pool = {
-                let ran = Arc::clone(&ran);
+                let (ran, gate, blocking) =
+                    (Arc::clone(&ran), Arc::clone(&gate), Arc::clone(&blocking));
                 thread::spawn(move || {
                     let pool = ThreadPoolBuilder::new()
                         .num_threads(3)
                         .use_current_thread()
                         .build()
                         .unwrap();
+                    assert_eq!(pool.current_thread_index(), Some(0));
+                    for _ in 0..2 {
+                        let (gate, blocking) = (Arc::clone(&gate), Arc::clone(&blocking));
+                        pool.spawn(move || {
+                            blocking.count_down();
+                            gate.wait();
+                        });
+                    }
+                    assert_eq!(
+                        blocking.wait(WAIT),
+                        0,
+                        "workers 1 and 2 never took the blockers"
+                    );
                     for _ in 0..20 {
                         let ran = Arc::clone(&ran);
                         pool.spawn_fifo(move || {
@@ -197,6 +224,12 @@ fn fifo_jobs_queued_by_a_building_thread_that_exits_still_run() {
                 .join()
                 .unwrap()
             };
+            assert_eq!(
+                ran.load(Ordering::SeqCst),
+                0,
+                "a FIFO job ran before the building thread exited"
+            );
+            gate.wait();
             pool.wait_idle().unwrap();
             assert_eq!(ran.load(Ordering::SeqCst), 20);
         }

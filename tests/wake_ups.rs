@@ -1,8 +1,10 @@
 //! Wake-ups under load: pushes, injections and latch sets aimed at workers on their way
 //! to sleep (`docs/sleep.md`). The interleavings themselves are forced in the loom
 //! models (`loom_sleep.rs`, `loom_latch.rs`); here the real pool meets them at random
-//! moments, many times, under a watchdog, and each test asserts that the workers parked
-//! during the run, so that the race it aims at was possible.
+//! moments, many times, under a watchdog. Each randomized test counts the rounds whose
+//! work woke another worker (`common::another_worker_woke`) and asserts there were some,
+//! so that the race it aims at was reached; where a test can force its interleaving
+//! (every worker parked first, a job held until a worker parked) it does.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
@@ -12,87 +14,117 @@ use std::time::Duration;
 
 mod common;
 
-use common::{assert_woken, pool, spin_for, wait_parked, watchdog};
+use common::{another_worker_woke, assert_some_woke, pool, spin_for, wait_parked, watchdog, Pacer};
 
 /// `join` where `a` blocks on a barrier until `b` runs on the other worker, started each
-/// time right after the whole 2-thread pool went to sleep, then at random moments while
-/// the other worker is on its way to sleep.
+/// time right after the whole 2-thread pool went to sleep, then paced (`common::Pacer`) so
+/// that the other worker is often on its way to sleep when `b` is pushed.
 #[test]
 fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
-    watchdog(30, || {
+    watchdog(60, || {
         let p = pool(2);
         for _ in 0..100 {
             wait_parked(&p, 2);
             let b = Barrier::new(2);
             p.join(|| b.wait(), || b.wait());
         }
-        let mut rng = common::rng(7);
-        let before = p.metrics().total().unparks;
+        let mut pacer = Pacer::new(7);
+        let (mut paused, mut woke) = (0, 0);
         for _ in 0..1000 {
-            let delay = rng.u64(0..150_000);
-            p.install(|| {
-                spin_for(delay);
+            let pause = pacer.next_pause(&p, 2);
+            let ((), other_woke) = another_worker_woke(&p, || {
+                spin_for(pause.unwrap_or(0));
                 let b = Barrier::new(2);
                 stealpool::join(|| b.wait(), || b.wait());
             });
+            if pause.is_some() {
+                paused += 1;
+                woke += usize::from(other_woke);
+            }
         }
-        assert_woken(&p, before, "joins at random moments");
+        assert_some_woke(woke, paused, "joins after random pauses");
     });
 }
 
-/// A worker pushes a job on its own deque at a random moment while the other worker is
-/// parking, then blocks outside the pool until the job ran elsewhere: the push must wake
-/// (or be seen by) the parking worker.
+/// A worker pushes a job on its own deque, paced (`common::Pacer`) so that the other
+/// worker is often on its way to sleep, then blocks outside the pool until the job ran
+/// elsewhere: the push must wake (or be seen by) the parking worker.
 #[test]
 fn push_while_the_other_worker_parks_is_never_lost() {
-    watchdog(30, || {
+    watchdog(60, || {
         let p = pool(2);
-        let mut rng = common::rng(11);
-        let before = p.metrics().total().unparks;
+        let mut pacer = Pacer::new(11);
+        let (mut paused, mut woke) = (0, 0);
         for i in 0..2000 {
-            let delay = rng.u64(0..150_000);
-            let ok = p.install(|| {
-                spin_for(delay);
+            let pause = pacer.next_pause(&p, 2);
+            let (ok, other_woke) = another_worker_woke(&p, || {
+                spin_for(pause.unwrap_or(0));
                 let (tx, rx) = mpsc::channel();
                 stealpool::spawn(move || tx.send(()).unwrap());
                 rx.recv_timeout(Duration::from_secs(5)).is_ok()
             });
             assert!(ok, "iteration {i}: pushed job never ran (lost wake-up)");
+            if pause.is_some() {
+                paused += 1;
+                woke += usize::from(other_woke);
+            }
         }
-        assert_woken(&p, before, "pushes at random moments");
+        assert_some_woke(woke, paused, "pushes after random pauses");
     });
 }
 
 /// One-thread pool A waits (and parks) for an install into one-thread pool B whose op
-/// finishes after a random delay: the cross-pool latch must wake A's worker.
+/// finishes after a random delay: the cross-pool latch must wake A's worker. Every tenth
+/// round forces it: B's op is held until A's worker parked in its wait, and A's worker
+/// must then wake.
 #[test]
 fn cross_pool_latch_wakes_a_parking_worker() {
     watchdog(30, || {
         let a = pool(1);
         let b = Arc::new(pool(1));
         let mut rng = common::rng(3);
-        let before = a.metrics().total().unparks;
         for i in 0..1000 {
             let delay = rng.u64(0..100_000);
+            let (release, held) = mpsc::channel::<()>();
+            let (started, op_started) = mpsc::channel();
+            let forced = i % 10 == 0;
             let bb = b.clone();
             let (tx, rx) = mpsc::channel();
             a.spawn(move || {
-                bb.install(move || spin_for(delay));
+                bb.install(move || {
+                    if forced {
+                        started.send(()).unwrap();
+                        // Returns once `release` is dropped.
+                        let _ = held.recv();
+                    }
+                    spin_for(delay);
+                });
                 tx.send(()).unwrap();
             });
+            let before = if forced {
+                op_started.recv_timeout(Duration::from_secs(5)).unwrap();
+                wait_parked(&a, 1);
+                Some(a.metrics().total().unparks)
+            } else {
+                None
+            };
+            drop(release);
             rx.recv_timeout(Duration::from_secs(5))
                 .unwrap_or_else(|_| panic!("iteration {i}: cross-pool wake-up lost"));
-            if i % 100 == 0 {
-                wait_parked(&a, 1);
-                wait_parked(&b, 1);
+            if let Some(before) = before {
+                assert!(
+                    a.metrics().total().unparks > before,
+                    "iteration {i}: A's worker finished its wait without waking from its park"
+                );
             }
         }
-        assert_woken(&a, before, "cross-pool installs");
     });
 }
 
 /// Mutual install between two sleeping one-thread pools, from two outside threads at
-/// once (A -> B -> A -> B and B -> A -> B -> A).
+/// once (A -> B -> A -> B and B -> A -> B -> A): both first installs are running before
+/// either goes on (a barrier in each), so each pool's worker waits for the other pool
+/// while its own pool gets a job from the other thread.
 #[test]
 fn mutual_install_between_sleeping_one_thread_pools() {
     watchdog(30, || {
@@ -101,12 +133,20 @@ fn mutual_install_between_sleeping_one_thread_pools() {
         for _ in 0..200 {
             wait_parked(&a, 1);
             wait_parked(&b, 1);
+            let both_in = Arc::new(Barrier::new(2));
             let (a1, b1, a2, b2) = (a.clone(), b.clone(), a.clone(), b.clone());
+            let (in1, in2) = (both_in.clone(), both_in);
             let t1 = thread::spawn(move || {
-                a1.install(|| b1.install(|| a1.install(|| b1.install(|| 1))))
+                a1.install(|| {
+                    in1.wait();
+                    b1.install(|| a1.install(|| b1.install(|| 1)))
+                })
             });
             let t2 = thread::spawn(move || {
-                b2.install(|| a2.install(|| b2.install(|| a2.install(|| 2))))
+                b2.install(|| {
+                    in2.wait();
+                    a2.install(|| b2.install(|| a2.install(|| 2)))
+                })
             });
             assert_eq!(t1.join().unwrap(), 1);
             assert_eq!(t2.join().unwrap(), 2);

@@ -5,10 +5,18 @@
 //! a hung `cargo test`.
 #![allow(dead_code)]
 
+pub mod blocked;
 pub mod child;
 pub mod parity;
 pub mod seccomp;
 pub mod trace;
+pub mod wake;
+
+// Each test binary uses some of them.
+#[allow(unused_imports)]
+pub use wake::{
+    another_worker_woke, assert_some_woke, parked_workers, wait_parked, Pacer, RoundStart,
+};
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -139,37 +147,6 @@ impl CountLatch {
         }
         *remaining
     }
-}
-
-/// How many workers of `pool` are parked right now, from the public metrics: a worker
-/// counts a park just before it blocks and an unpark when it wakes, so a parked worker
-/// has one park more than unparks. A racy snapshot, for tests that need an idle pool.
-pub fn parked_workers(pool: &ThreadPool) -> usize {
-    pool.metrics()
-        .workers
-        .iter()
-        .filter(|w| w.parks > w.unparks)
-        .count()
-}
-
-/// Asserts that `pool`'s workers were woken during a run that started with `before`
-/// wake-ups (`total().unparks`): the run met workers asleep or on their way to sleep, the
-/// race a wake-up test aims at.
-pub fn assert_woken(pool: &ThreadPool, before: u64, what: &str) {
-    let woken = pool.metrics().total().unparks - before;
-    assert!(
-        woken > 0,
-        "{what}: no worker parked and woke during the run"
-    );
-}
-
-/// Waits (up to 20 s, else panics) until at least `n` workers of `pool` are parked.
-pub fn wait_parked(pool: &ThreadPool, n: usize) {
-    assert!(
-        wait_until(Duration::from_secs(20), || parked_workers(pool) >= n),
-        "pool never went to sleep ({} of {n} workers parked)",
-        parked_workers(pool)
-    );
 }
 
 /// Polls `cond` (yielding between polls) until it holds or `timeout` expires.

@@ -133,10 +133,20 @@ fn builder_stack_size_failure_is_an_io_error() {
         let err = result.expect_err("a thread with an isize::MAX stack started");
         let source = err.source().expect("an I/O build error has a source");
         assert!(source.downcast_ref::<io::Error>().is_some(), "{source:?}");
-        // At most the first thread may have started; whatever started exits.
+        // The failed build's registry, and with it the handlers, is dropped once the last
+        // thread it started has run its exit handler: then both tallies are final. At
+        // most the first thread may have started; whatever started has exited.
+        assert!(
+            common::wait_until(WAIT, || {
+                Arc::strong_count(&starts) == 1 && Arc::strong_count(&exits) == 1
+            }),
+            "the failed build still holds its handlers (started {:?}, exited {:?})",
+            starts.sorted(),
+            exits.sorted()
+        );
         let started = starts.count();
         assert!(started <= 1, "{started} threads started");
-        assert!(common::wait_until(WAIT, || exits.count() == starts.count()));
+        assert_eq!(exits.sorted(), starts.sorted());
     });
 }
 

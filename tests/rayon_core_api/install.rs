@@ -57,6 +57,8 @@ fn mutual_install() {
     });
 }
 
+/// Each mutual install starts with both pools asleep: the main thread waits until the
+/// only worker of each pool is parked (`common::wait_parked`) before it installs.
 #[test]
 fn mutual_install_after_both_pools_went_idle() {
     watchdog(TIMEOUT, || {
@@ -64,14 +66,23 @@ fn mutual_install_after_both_pools_went_idle() {
         let pool2 = pool(1);
         assert_eq!(pool1.install(|| 1), 1);
         assert_eq!(pool2.install(|| 2), 2);
+        common::wait_parked(&pool1, 1);
+        common::wait_parked(&pool2, 1);
         let ok = pool1.install(|| pool2.install(|| pool1.install(|| true)));
         assert!(ok);
-        // And the other way round.
+        // And the other way round, again from two parked pools.
+        common::wait_parked(&pool1, 1);
+        common::wait_parked(&pool2, 1);
         let ok = pool2.install(|| pool1.install(|| pool2.install(|| true)));
         assert!(ok);
     });
 }
 
+/// rayon-core's `mutual_install_sleepy` without its sleeps: a cross-pool install is made
+/// while the target pool's only worker is parked. The job that makes it first stops at a
+/// barrier with the main thread, which reaches the barrier only once that worker is parked
+/// (`common::wait_parked`): pool2's idle worker before pool1 -> pool2; in the second part
+/// also pool1's worker, parked in its wait for that install, before pool2 -> pool1.
 #[test]
 fn mutual_install_after_a_barrier_with_the_main_thread() {
     watchdog(TIMEOUT, || {
@@ -89,26 +100,39 @@ fn mutual_install_after_a_barrier_with_the_main_thread() {
                     pool2.install(|| pool1.install(|| true))
                 })
             });
+            common::wait_parked(&pool2, 1);
             barrier.wait();
             helper.join().unwrap()
         });
         assert!(ok);
 
-        // Both levels stop at a barrier with the main thread first.
+        // Both levels stop at a barrier with the main thread first, and the innermost
+        // job at a third one, which the main thread reaches once pool2's worker, waiting
+        // for that job, is parked again (rayon's second sleep).
         let first = Barrier::new(2);
         let second = Barrier::new(2);
+        let third = Barrier::new(2);
         let ok = thread::scope(|s| {
             let helper = s.spawn(|| {
                 pool1.install(|| {
                     first.wait();
                     pool2.install(|| {
                         second.wait();
-                        pool1.install(|| true)
+                        pool1.install(|| {
+                            third.wait();
+                            true
+                        })
                     })
                 })
             });
+            common::wait_parked(&pool2, 1);
             first.wait();
+            // pool1's worker now waits for its install into pool2, which waits here.
+            common::wait_parked(&pool1, 1);
             second.wait();
+            // pool2's worker now waits for its install into pool1, which waits here.
+            common::wait_parked(&pool2, 1);
+            third.wait();
             helper.join().unwrap()
         });
         assert!(ok);
