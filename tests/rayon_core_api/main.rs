@@ -32,6 +32,7 @@ mod join;
 mod scope;
 mod scope_order;
 mod spawn;
+mod spawn_handler;
 mod spawn_order;
 mod yield_;
 
