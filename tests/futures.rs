@@ -5,12 +5,15 @@ mod common;
 
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::thread;
+use std::time::Duration;
 
-use common::{payload_str, wait_parked, watchdog};
+use common::blocked::{my_tid, wait_blocked};
+use common::{payload_str, wait_parked, watchdog, CountLatch};
 use stealpool::ThreadPoolBuilder;
 
 fn tokio_runtime() -> tokio::runtime::Runtime {
@@ -50,33 +53,71 @@ fn an_awaited_handle_returns_the_jobs_panic() {
     });
 }
 
-/// Many tasks of a multi-thread runtime await CPU work at once.
+/// Many tasks of a multi-thread runtime await CPU work at once, each on a handle that is
+/// pending when first polled, for certain: every pool job waits on a gate that opens only
+/// once every task has polled its handle, so each task is woken by its job's completion.
+/// Asserts that every first poll returned `Pending`.
 #[test]
 fn many_tokio_tasks_await_pool_work_at_once() {
+    const TASKS: usize = 200;
     watchdog(60, || {
         let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
+        let gate = CountLatch::new(1);
+        let first_polls = Arc::new(AtomicUsize::new(0));
+        let pending_first_polls = Arc::new(AtomicUsize::new(0));
+        let all_polled = Arc::new(tokio::sync::Notify::new());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .build()
             .unwrap();
         let total = runtime.block_on(async {
-            let tasks: Vec<_> = (0..200u64)
+            let tasks: Vec<_> = (0..TASKS as u64)
                 .map(|i| {
-                    let pool = Arc::clone(&pool);
+                    let (pool, gate) = (Arc::clone(&pool), Arc::clone(&gate));
+                    let first_polls = Arc::clone(&first_polls);
+                    let pending = Arc::clone(&pending_first_polls);
+                    let all_polled = Arc::clone(&all_polled);
                     tokio::spawn(async move {
-                        pool.spawn_with_handle(move || (0..=i).sum::<u64>())
-                            .await
-                            .unwrap()
+                        let mut handle = pool.spawn_with_handle(move || {
+                            assert_eq!(gate.wait(Duration::from_secs(50)), 0, "gate shut");
+                            (0..=i).sum::<u64>()
+                        });
+                        let mut first = true;
+                        poll_fn(|cx| {
+                            let poll = Pin::new(&mut handle).poll(cx);
+                            if std::mem::take(&mut first) {
+                                if poll.is_pending() {
+                                    pending.fetch_add(1, SeqCst);
+                                }
+                                if first_polls.fetch_add(1, SeqCst) + 1 == TASKS {
+                                    all_polled.notify_one();
+                                }
+                            }
+                            poll
+                        })
+                        .await
+                        .unwrap()
                     })
                 })
                 .collect();
+            // Every handle has been polled once (and counted): the jobs may finish.
+            all_polled.notified().await;
+            gate.count_down();
             let mut total = 0;
             for task in tasks {
                 total += task.await.unwrap();
             }
             total
         });
-        assert_eq!(total, (0..200u64).map(|i| i * (i + 1) / 2).sum::<u64>());
+        assert_eq!(
+            total,
+            (0..TASKS as u64).map(|i| i * (i + 1) / 2).sum::<u64>()
+        );
+        assert_eq!(
+            pending_first_polls.load(SeqCst),
+            TASKS,
+            "a handle was ready on its first poll: its task was never woken"
+        );
     });
 }
 
@@ -138,12 +179,37 @@ fn a_worker_parked_in_block_on_is_woken_by_the_waker() {
     });
 }
 
+/// `block_on` outside a pool parks its caller until the waker, called from another
+/// thread, wakes it. Forced: the value is sent only after the first poll returned
+/// `Pending` (asserted) and the calling thread was seen blocked (Linux `/proc`; elsewhere
+/// the test skips).
 #[test]
 fn block_on_outside_a_pool_parks_until_woken() {
+    if my_tid().is_none() {
+        common::skip("no /proc: the caller cannot be seen blocked");
+        return;
+    }
     watchdog(60, || {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let sender = thread::spawn(move || tx.send("hello").unwrap());
-        assert_eq!(stealpool::block_on(rx).unwrap(), "hello");
+        let caller = my_tid().unwrap();
+        let (polled_tx, polled_rx) = mpsc::channel::<()>();
+        let (value_tx, mut value_rx) = tokio::sync::oneshot::channel();
+        let sender = thread::spawn(move || {
+            polled_rx.recv().unwrap();
+            // The caller found the future pending; once it is blocked, wake it.
+            wait_blocked(&caller);
+            value_tx.send("hello").unwrap();
+        });
+        let mut first_poll = None;
+        let value = stealpool::block_on(poll_fn(|cx| {
+            let poll = Pin::new(&mut value_rx).poll(cx);
+            if first_poll.is_none() {
+                first_poll = Some(poll.is_pending());
+                polled_tx.send(()).unwrap();
+            }
+            poll
+        }));
+        assert_eq!(first_poll, Some(true), "the first poll was not pending");
+        assert_eq!(value.unwrap(), "hello");
         sender.join().unwrap();
     });
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use stealpool::ThreadPoolBuilder;
 
@@ -36,6 +36,8 @@ use common::{
 // rayon-core 1.13 aborts here.
 
 /// A plain drop would abort the process ("a panic escaped into the scheduler itself").
+/// The owner spins in the scope's body until the second task has started, so the other
+/// worker steals and runs both tasks; asserted from their worker indices.
 #[test]
 fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
     if ran_in_child(
@@ -48,33 +50,54 @@ fn scope_task_payload_whose_drop_panics_does_not_abort_the_process() {
     // Child: the scenario.
     quiet_expected_panics();
     let p = pool(2);
-    let second_started = Arc::new(AtomicBool::new(false));
-    let s2 = second_started.clone();
-    let result = watchdog(20, move || {
-        panic::catch_unwind(AssertUnwindSafe(|| {
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let r = ran_on.clone();
+    let (result, owner) = watchdog(20, move || {
+        let owner = AtomicUsize::new(usize::MAX);
+        let second_started = AtomicBool::new(false);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
             p.install(|| {
+                owner.store(stealpool::current_thread_index().unwrap(), SeqCst);
                 stealpool::scope(|s| {
-                    s.spawn(|_| panic!("EXPECTED-PANIC adv: first"));
                     s.spawn(|_| {
-                        s2.store(true, SeqCst);
+                        r.lock()
+                            .unwrap()
+                            .push(stealpool::current_thread_index().unwrap());
+                        panic!("EXPECTED-PANIC adv: first")
+                    });
+                    s.spawn(|_| {
+                        r.lock()
+                            .unwrap()
+                            .push(stealpool::current_thread_index().unwrap());
+                        second_started.store(true, SeqCst);
                         panic::panic_any(PanickyDrop("second task"))
                     });
-                    // Keep the owner busy so that the other worker steals both tasks.
-                    let t = Instant::now();
-                    while !s2.load(SeqCst) && t.elapsed() < Duration::from_secs(5) {
+                    // The owner stays busy here until the other worker took the second
+                    // task (the first is older: stolen before it). No time cap: the
+                    // watchdog stands for a hang.
+                    while !second_started.load(SeqCst) {
                         thread::yield_now();
                     }
                 })
             })
         }))
-        .map_err(|e| payload_str(&*e).map(str::to_owned))
+        .map_err(|e| payload_str(&*e).map(str::to_owned));
+        (result, owner.load(SeqCst))
     });
-    assert!(second_started.load(SeqCst));
+    let ran_on = ran_on.lock().unwrap().clone();
+    assert_eq!(ran_on.len(), 2, "both tasks ran");
+    assert!(
+        ran_on.iter().all(|&w| w != owner),
+        "a task ran on the owner (worker {owner}), not on the other worker: {ran_on:?}"
+    );
     assert_eq!(result, Err(Some("EXPECTED-PANIC adv: first".to_owned())));
 }
 
 /// The scope returns (re-raising) only after all its tasks ran, also when a dropped
-/// payload panics.
+/// payload panics. The slow task blocks until a helper releases it; the body tells the
+/// helper just before it panics, and the helper releases the task only if the scope has
+/// not returned within a detection window after that. Asserts that the release came while
+/// the scope was still waiting, and that the task had finished when the scope returned.
 #[test]
 fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
     if ran_in_child(
@@ -84,29 +107,32 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
     ) {
         return;
     }
-    // Child. The slow task blocks on `release`; the helper below releases it after a
-    // second, and only if the scope has not returned by then. If the scope returns early
-    // (the bug), `done_at_return` is false and the task is never released, so it never
-    // touches the dead scope. The second is a detection timeout, not synchronisation:
-    // that a scope did *not* return early can only be observed by waiting (a helper that
-    // released the task as soon as the owner worker parked let a buggy early return
-    // through: the owner parks after the early return too, before the caller sees it).
+    // Child. If the scope returns early (the bug), the helper sees it within the window
+    // and never releases the task, so the task never touches the dead scope. The window
+    // is a detection timeout, not synchronisation: that a scope did *not* return can only
+    // be observed by waiting (the owner worker parks after an early return too, before
+    // the caller sees it, so its parking says nothing).
     quiet_expected_panics();
     let p = Arc::new(pool(2));
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let release_rx = Mutex::new(release_rx);
+    let (panicking_tx, panicking_rx) = mpsc::channel::<()>();
     let scope_returned = Arc::new(AtomicBool::new(false));
     let slow_done = Arc::new(AtomicBool::new(false));
-    {
+    let helper = {
         let scope_returned = scope_returned.clone();
         thread::spawn(move || {
-            thread::sleep(Duration::from_millis(1000));
-            if !scope_returned.load(SeqCst) {
+            panicking_rx.recv().unwrap();
+            // Detection window: a scope that returns early does so within it.
+            let returned =
+                common::wait_until(Duration::from_secs(1), || scope_returned.load(SeqCst));
+            if !returned {
                 let _ = release_tx.send(());
             }
             std::mem::forget(release_tx); // never disconnect: a stuck task stays stuck
-        });
-    }
+            !returned
+        })
+    };
     let (sr, sd) = (scope_returned.clone(), slow_done.clone());
     let pool2 = p.clone();
     let done_at_return = watchdog(20, move || {
@@ -128,6 +154,7 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
                 while !(first_recorded.load(SeqCst) && slow_started.load(SeqCst)) {
                     thread::yield_now();
                 }
+                panicking_tx.send(()).unwrap();
                 panic::panic_any(PanickyDrop("body"))
             })
         }));
@@ -139,6 +166,10 @@ fn scope_waits_for_its_tasks_even_if_a_dropped_payload_panics() {
         done
     });
     std::mem::forget(p);
+    assert!(
+        helper.join().unwrap(),
+        "the scope returned within the window, before its slow task was released"
+    );
     assert!(
         done_at_return,
         "the scope re-raised before all its tasks had run (a task is still running and \
@@ -250,25 +281,33 @@ fn panics_in_every_position_are_routed_after_all_work_ran() {
             });
             assert_eq!(payload_str(&*e), Some("EXPECTED-PANIC adv: B"));
             assert!(a_ran.load(SeqCst));
-            // join: both panic, A's wins (B stolen and slow)
-            let b_started = AtomicBool::new(false);
+            // join: both panic, A's wins. B is stolen (A waits until B started, so the
+            // other worker took it; asserted from the worker indices) and still running
+            // when A panics (B waits until A's unwinding dropped `_unwound`).
+            let (b_started, a_unwound) = (AtomicBool::new(false), AtomicBool::new(false));
+            let (a_on, b_on) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(usize::MAX));
             let e = expect_panic(|| {
                 p.join(
                     || {
-                        let t = Instant::now();
-                        while !b_started.load(SeqCst) && t.elapsed() < Duration::from_millis(200) {
+                        a_on.store(stealpool::current_thread_index().unwrap(), SeqCst);
+                        let _unwound = SetOnDrop(&a_unwound);
+                        while !b_started.load(SeqCst) {
                             thread::yield_now();
                         }
                         panic!("EXPECTED-PANIC adv: A")
                     },
                     || {
+                        b_on.store(stealpool::current_thread_index().unwrap(), SeqCst);
                         b_started.store(true, SeqCst);
-                        thread::sleep(Duration::from_millis(1));
+                        while !a_unwound.load(SeqCst) {
+                            thread::yield_now();
+                        }
                         panic!("EXPECTED-PANIC adv: B")
                     },
                 )
             });
             assert_eq!(payload_str(&*e), Some("EXPECTED-PANIC adv: A"));
+            assert_ne!(a_on.load(SeqCst), b_on.load(SeqCst), "B was not stolen");
             // scope body panics; slow tasks still all ran
             let c = AtomicUsize::new(0);
             let e = expect_panic(|| {
@@ -374,4 +413,13 @@ fn panics_in_every_position_are_routed_after_all_work_ran() {
             .unwrap();
         assert_eq!(q.join(|| 1, || 2), (1, 2));
     });
+}
+
+/// Sets its flag when dropped (by an unwinding panic, too).
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, SeqCst);
+    }
 }

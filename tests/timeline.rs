@@ -124,20 +124,22 @@ fn the_svg_of_a_long_run_stays_small() {
 
 #[test]
 fn save_picks_the_format_from_the_extension() {
-    let (pool, timeline) = recording_pool(1);
-    pool.install(|| ());
-    let dir = std::env::temp_dir().join(format!("stealpool-timeline-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    timeline.save(dir.join("t.json")).unwrap();
-    timeline.save(dir.join("t.svg")).unwrap();
-    let json = std::fs::read_to_string(dir.join("t.json")).unwrap();
-    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
-    assert!(std::fs::read_to_string(dir.join("t.svg"))
-        .unwrap()
-        .starts_with("<svg"));
-    let err = timeline.save(dir.join("t.txt")).unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-    std::fs::remove_dir_all(dir).unwrap();
+    watchdog(60, || {
+        let (pool, timeline) = recording_pool(1);
+        pool.install(|| ());
+        let dir = std::env::temp_dir().join(format!("stealpool-timeline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        timeline.save(dir.join("t.json")).unwrap();
+        timeline.save(dir.join("t.svg")).unwrap();
+        let json = std::fs::read_to_string(dir.join("t.json")).unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+        assert!(std::fs::read_to_string(dir.join("t.svg"))
+            .unwrap()
+            .starts_with("<svg"));
+        let err = timeline.save(dir.join("t.txt")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        std::fs::remove_dir_all(dir).unwrap();
+    });
 }
 
 #[test]
@@ -158,12 +160,14 @@ fn a_dropped_pool_saves_its_timeline_at_exit() {
     if common::skip_without_child_processes() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("stealpool-exit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    common::run_child_test("child_drops_a_recording_pool", &dir.join("run.json"));
-    let json = std::fs::read(dir.join("run-pool1.json")).expect("no timeline saved at exit");
-    assert!(common::trace::check_chrome_trace(&json) >= 1);
-    std::fs::remove_dir_all(dir).unwrap();
+    watchdog(120, || {
+        let dir = std::env::temp_dir().join(format!("stealpool-exit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        common::run_child_test("child_drops_a_recording_pool", &dir.join("run.json"));
+        let json = std::fs::read(dir.join("run-pool1.json")).expect("no timeline saved at exit");
+        assert!(common::trace::check_chrome_trace(&json) >= 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    });
 }
 
 /// The child process of `a_dropped_pool_saves_its_timeline_at_exit`.
@@ -175,38 +179,59 @@ fn child_drops_a_recording_pool() {
     drop(pool);
 }
 
-/// A pool dropped just before `main` returns: the worker that ends the pool starts
-/// writing its file, and the exit handler must wait for that write, not skip the pool
-/// as saved and let the process end mid-write (found by a breaker: 18 of 20 runs left
-/// an empty or cut file). Five runs; every file must be a whole trace.
+/// A pool dropped just before `main` returns: the worker that ends the pool writes its
+/// file, and the exit handler must wait for that write, not skip the pool as saved and let
+/// the process end mid-write. Forced, five times (Linux: a FIFO and `/proc`; elsewhere the
+/// test skips): the file is a FIFO that this test reads only once the child's main thread,
+/// in its exit handlers, is blocked while the worker is still writing (the trace is longer
+/// than the pipe holds). Every file read must be a whole trace, and the child must exit
+/// cleanly after it.
 #[test]
 fn an_exit_during_a_save_waits_for_the_whole_file() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    common::watchdog(120, || {
-        let dir = std::env::temp_dir().join(format!("stealpool-mid-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for run in 0..5 {
-            let base = dir.join(format!("run{run}.json"));
-            common::run_child_test("child_exits_while_its_pool_saves", &base);
-            let json = std::fs::read(dir.join(format!("run{run}-pool1.json"))).unwrap();
-            assert!(
-                common::trace::check_chrome_trace(&json) >= 10_000,
-                "run {run}"
-            );
+    #[cfg(target_os = "linux")]
+    {
+        if common::skip_without_child_processes() {
+            return;
         }
-        std::fs::remove_dir_all(dir).unwrap();
-    });
+        if common::blocked::my_tid().is_none() {
+            common::skip("no /proc: the child's exit cannot be seen blocked");
+            return;
+        }
+        watchdog(120, || {
+            let dir = std::env::temp_dir().join(format!("stealpool-mid-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            for run in 0..5 {
+                exit_during_save::run(&dir, run);
+            }
+            std::fs::remove_dir_all(dir).unwrap();
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    common::skip("needs a FIFO and /proc (Linux) to hold the save open during the exit");
 }
 
-/// The child process of `an_exit_during_a_save_waits_for_the_whole_file`: enough jobs
-/// that the file takes a while to write, then the pool is dropped and `main` returns
-/// about when the last worker starts writing (the pause only makes that likely).
+/// The child process of `an_exit_during_a_save_waits_for_the_whole_file`: 10,000 jobs
+/// (a trace longer than a pipe holds), then the pool is dropped while its workers wait in
+/// their exit handler until the handle is gone, so that a worker, not this thread, ends
+/// the pool and writes the file. `main` returns once the parent says so (a line on stdin);
+/// the parent knows when the exit handlers begin from a line this process prints from an
+/// `atexit` handler registered after stealpool's, which therefore runs just before it.
 #[test]
+#[cfg(target_os = "linux")]
 #[ignore = "run as a subprocess by an_exit_during_a_save_waits_for_the_whole_file"]
 fn child_exits_while_its_pool_saves() {
-    let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let g = Arc::clone(&gate);
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .exit_handler(move |_| {
+            let (open, opened) = &*g;
+            drop(opened.wait_while(open.lock().unwrap(), |open| !*open));
+        })
+        .build()
+        .unwrap();
+    // SAFETY: registers a plain `extern "C" fn()` that only writes to stdout.
+    assert_eq!(unsafe { libc::atexit(exit_during_save::announce_exit) }, 0);
     pool.install(|| {
         stealpool::scope(|s| {
             for _ in 0..10_000 {
@@ -215,7 +240,147 @@ fn child_exits_while_its_pool_saves() {
         })
     });
     drop(pool);
-    std::thread::sleep(std::time::Duration::from_micros(200));
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+}
+
+/// The parent's side of `an_exit_during_a_save_waits_for_the_whole_file`.
+#[cfg(target_os = "linux")]
+mod exit_during_save {
+    use std::ffi::CString;
+    use std::fs::{File, OpenOptions};
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+    use std::process::{Child, Command, Stdio};
+    use std::sync::mpsc;
+    use std::thread;
+
+    /// The line the child prints when its exit handlers begin.
+    const EXITING: &str = "STEALPOOL-TEST-EXIT-HANDLERS";
+
+    /// The child's `atexit` handler: prints [`EXITING`] on a line of its own.
+    pub extern "C" fn announce_exit() {
+        let line = format!("\n{EXITING}\n");
+        // SAFETY: writes a live buffer of that length to stdout.
+        unsafe { libc::write(1, line.as_ptr().cast(), line.len()) };
+    }
+
+    /// Kills the child (by its handle) if the test fails before it exited.
+    struct Reaped(Child);
+
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            if matches!(self.0.try_wait(), Ok(None)) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+    }
+
+    /// The state letter of process `pid`'s main thread (`None` once it is reaped).
+    fn main_thread_state(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/stat")).ok()?;
+        stat.rsplit_once(')')?.1.trim_start().chars().next()
+    }
+
+    /// One run: the child's pool saves to `run{run}-pool1.json` in `dir`, made a FIFO.
+    pub fn run(dir: &Path, run: usize) {
+        let fifo = dir.join(format!("run{run}-pool1.json"));
+        let c_path = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        let made = unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) };
+        assert_eq!(made, 0, "mkfifo: {}", std::io::Error::last_os_error());
+        // Opened for reading before the child starts, without waiting for a writer: the
+        // worker's open succeeds at once, and its writes stop when the pipe is full.
+        let mut reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let fd = reader.as_raw_fd();
+        // SAFETY: `fd` is open.
+        let capacity = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
+        assert!(
+            capacity > 0,
+            "F_GETPIPE_SZ: {}",
+            std::io::Error::last_os_error()
+        );
+        let errors = dir.join(format!("run{run}.stderr"));
+        let mut child = Reaped(
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--ignored", "--exact", "child_exits_while_its_pool_saves"])
+                .args(["--quiet", "--nocapture"])
+                .env("STEALPOOL_TIMELINE", dir.join(format!("run{run}.json")))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(File::create(&errors).unwrap())
+                .spawn()
+                .expect("start the child test"),
+        );
+        let stderr = || std::fs::read_to_string(&errors).unwrap_or_default();
+        let (lines_tx, lines) = mpsc::channel();
+        let stdout = child.0.stdout.take().unwrap();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = lines_tx.send(line);
+            }
+        });
+
+        // 1. Data in the pipe: a worker is inside the save, and cannot finish it.
+        let mut ready = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // Each poll returns after 100 ms without data, to notice a child that died.
+        // SAFETY: one valid `pollfd`.
+        while unsafe { libc::poll(&mut ready, 1, 100) } == 0 {
+            if let Some(status) = child.0.try_wait().unwrap() {
+                panic!(
+                    "run {run}: the child exited ({status}) and saved nothing: {}",
+                    stderr()
+                );
+            }
+        }
+        // 2. The child's `main` may return, and its exit handlers begin.
+        child.0.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let seen: Vec<String> = lines.iter().take_while(|line| line != EXITING).collect();
+        // 3. Its main thread, in stealpool's exit handler, blocks on the save in progress;
+        // an exit that did not wait ends the process instead.
+        let pid = child.0.id();
+        let mut state = main_thread_state(pid);
+        while matches!(state, Some('R' | 'D')) {
+            thread::yield_now();
+            state = main_thread_state(pid);
+        }
+        assert_eq!(
+            state,
+            Some('S'),
+            "run {run}: the exit did not wait for the save in progress (child output: \
+             {seen:?}, stderr: {})",
+            stderr()
+        );
+        // 4. The rest of the file: the save ends, and with it the exit.
+        // SAFETY: `fd` is open; clears O_NONBLOCK, so reads wait for the writer.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFL, 0) }, 0);
+        let mut json = Vec::new();
+        reader.read_to_end(&mut json).unwrap();
+        let status = child.0.wait().unwrap();
+        assert!(status.success(), "run {run}: child {status}: {}", stderr());
+        assert!(
+            json.len() > capacity as usize,
+            "run {run}: the file fit the pipe, so the save could have ended before the exit"
+        );
+        assert!(
+            crate::common::trace::check_chrome_trace(&json) >= 10_000,
+            "run {run}"
+        );
+    }
 }
 
 /// `STEALPOOL_TIMELINE` across a fork: a child that builds its own pool and calls `exit`
