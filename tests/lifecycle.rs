@@ -188,17 +188,15 @@ fn pool_churn_leaks_no_threads() {
     );
 }
 
-/// Pools whose workers all exit at once, the last of them dropping the registry, from four
-/// threads at a time. The stacks are larger than glibc's stack cache (40 MiB), so an
-/// exited worker's stack is unmapped at once. A registry that dropped (detached) the
-/// handle of a worker still on its way out let glibc's `pthread_detach` read that worker's
-/// descriptor after the worker had freed it, and the last worker crashed; the registry now
-/// joins those threads (`Registry::settle_thread_handles`). The race is inside glibc and
-/// cannot be forced from here: this test checks that settling the handles of workers that
-/// exit at once completes (a join that hung would fail it under the watchdog) and gives
-/// the race its chances; the crash itself was seen in `join_fast_path.rs` under qemu (2
-/// runs in 80). Each pool's workers must all have started (a broadcast) so that every one
-/// of them exits on its own.
+/// Pools whose workers all exit at once, from four threads at a time. The stacks are
+/// larger than glibc's stack cache (40 MiB), so an exited worker's stack is unmapped at
+/// once. A registry whose last owner dropped (detached) the handle of a worker still on
+/// its way out let glibc's `pthread_detach` read that worker's descriptor after the
+/// worker had freed it, and crashed; each worker now detaches itself while it still runs
+/// (`Registry::detach_own_thread`). The race is inside glibc and cannot be forced from
+/// here: this test gives it its chances (the crash itself was seen in
+/// `join_fast_path.rs` under qemu, 2 runs in 80). Each pool's workers must all have
+/// started (a broadcast) so that every one of them exits on its own.
 #[test]
 fn dropped_pools_whose_workers_exit_at_once_never_crash() {
     watchdog(120, || {

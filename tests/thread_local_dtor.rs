@@ -8,6 +8,11 @@
 //! built, and a job `spawn`ed into it runs once the lock is released (as on rayon-core);
 //! but a wait for its workers panics with the reason instead of hanging, and `shutdown`
 //! returns an error. A pool built before, whose workers run, works there as everywhere.
+//!
+//! And the other way round: a worker's own thread-local destructors may wait for anything
+//! (a lock, another pool), also for the thread that lets the pool go. Nobody but
+//! `shutdown` waits for a worker thread to end, as on rayon-core, so dropping the last
+//! handle never waits for those destructors.
 
 mod common;
 
@@ -122,4 +127,71 @@ fn a_destructor_can_use_a_pool_built_before_the_thread_exits() {
         assert_eq!(outcome, Outcome::Ran(5, 1, vec![0]));
         assert!(spawned);
     }
+}
+
+/// Worker thread-locals whose destructors take `LOCKED`, registered on every worker by
+/// the start handler.
+mod locked_on_exit {
+    use std::sync::Mutex;
+
+    pub static LOCKED: Mutex<u64> = Mutex::new(0);
+
+    pub struct TakesTheLock;
+
+    impl Drop for TakesTheLock {
+        fn drop(&mut self) {
+            *LOCKED.lock().unwrap() += 1;
+        }
+    }
+
+    thread_local! {
+        pub static ON_EXIT: TakesTheLock = const { TakesTheLock };
+    }
+
+    /// A pool of `n` workers whose thread-local destructors take `LOCKED`.
+    pub fn builder(n: usize) -> stealpool::ThreadPoolBuilder {
+        stealpool::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .start_handler(|_| ON_EXIT.with(|_| ()))
+    }
+}
+
+/// The handle dropped while its dropper holds the lock the workers' thread-local
+/// destructors take: the drop returns (it never waits for the workers' exit), then the
+/// destructors run. Whether the dropper or the last worker is the last to let go of the
+/// pool is a race; each iteration gives it a chance either way.
+#[test]
+fn dropping_a_pool_never_waits_for_its_workers_thread_local_destructors() {
+    watchdog(60, || {
+        for _ in 0..1000 {
+            let pool = locked_on_exit::builder(2).build().unwrap();
+            pool.install(|| ());
+            let held = locked_on_exit::LOCKED.lock().unwrap();
+            drop(pool);
+            drop(held);
+        }
+    });
+}
+
+/// The building thread of a `use_current_thread` pool is always the last to let go of
+/// its pool (its worker state lives until the thread exits). It exits while another
+/// thread holds the lock that the other workers' thread-local destructors take, and that
+/// thread joins it: the exit must not wait for those destructors.
+#[test]
+fn the_building_thread_of_a_use_current_thread_pool_exits_without_waiting_for_the_workers() {
+    watchdog(60, || {
+        for _ in 0..20 {
+            let held = locked_on_exit::LOCKED.lock().unwrap();
+            thread::spawn(|| {
+                let pool = locked_on_exit::builder(2)
+                    .use_current_thread()
+                    .build()
+                    .unwrap();
+                assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1]);
+            })
+            .join()
+            .unwrap();
+            drop(held);
+        }
+    });
 }

@@ -275,6 +275,8 @@ impl ThreadPool {
     /// ```
     pub fn shutdown(self) -> Result<(), WaitError> {
         let registry = Arc::clone(&self.registry);
+        // While the handle holds the pool: before any worker can detach itself at its end.
+        let handles = registry.take_threads_to_join();
         drop(self);
         registry.with_current_worker(|own_worker| {
             if let Some(worker) = own_worker {
@@ -290,7 +292,7 @@ impl ThreadPool {
         if !registry.can_wait_for_exit() {
             return Err(WaitError::loader_lock());
         }
-        registry.wait_until_stopped();
+        registry.wait_until_stopped(handles);
         Ok(())
     }
 

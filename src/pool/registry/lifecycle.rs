@@ -1,6 +1,6 @@
 //! A registry's life: the terminate count (every `spawn` holds the pool alive until it
 //! ran), termination, `wait_idle`, waiting for the workers to stop, and the worker
-//! threads' handles when the registry is dropped.
+//! threads' join handles (joined by `shutdown`, else each worker detaches its own).
 
 use super::terminate::Released;
 use super::Registry;
@@ -49,15 +49,15 @@ impl Registry {
     }
 
     /// Blocks until every worker thread has left its main loop and run its exit handler,
-    /// then joins the threads the default spawn handler started (so their thread-local
+    /// then joins `handles`, the threads the default spawn handler started, as taken by
+    /// [`take_threads_to_join`](Self::take_threads_to_join) (so their thread-local
     /// destructors have run). Worker 0 of a `use_current_thread` pool is the building
     /// thread, which never stops: it is skipped.
-    pub(crate) fn wait_until_stopped(&self) {
+    pub(crate) fn wait_until_stopped(&self, handles: Vec<std::thread::JoinHandle<()>>) {
         let skip = usize::from(self.current_thread_worker);
         for info in &self.thread_infos[skip..] {
             info.stopped.wait();
         }
-        let handles = mem::take(&mut *self.thread_handles.lock());
         for handle in handles {
             // The thread body catches every panic of user code, so an `Err` would mean a
             // panic in the scheduler itself, which aborts before it gets here.
@@ -65,34 +65,41 @@ impl Registry {
         }
     }
 
-    /// Settles the handles of the worker threads nobody joined, when the registry is
-    /// dropped. Every worker has dropped its reference by then: each thread is exiting or
-    /// has exited. On Linux, dropping the handle of such a thread would detach it, and
-    /// glibc's `pthread_detach` (2.36 and earlier at least) reads the thread's descriptor
-    /// after marking it detached, while the exiting thread, seeing that mark, may free its
-    /// own stack, descriptor included: with stacks over glibc's 40 MiB stack cache that
-    /// memory is unmapped at once, and the detaching thread crashes (seen under qemu, where
-    /// the window is wide). So each such thread is joined instead, which waits only for the
-    /// rest of its exit (its thread-local destructors). The dropping thread's own handle
-    /// (the last worker to leave) is dropped: a thread detaching itself cannot race with
-    /// its own exit. Elsewhere every handle is dropped, as rayon-core drops them: the race
-    /// is glibc's, and on Windows, where dropping a handle closes it, waiting for an exit
-    /// could meet the loader lock.
-    pub(super) fn settle_thread_handles(&self) {
-        let handles = mem::take(&mut *self.thread_handles.lock());
-        #[cfg(target_os = "linux")]
-        for handle in handles {
-            use std::os::unix::thread::JoinHandleExt;
-            // SAFETY: `pthread_self` and `pthread_equal` only compare thread identities;
-            // both are valid on any thread, also while its thread-locals are destroyed.
-            let own = unsafe { libc::pthread_equal(handle.as_pthread_t(), libc::pthread_self()) };
-            if own == 0 {
-                // The thread body catches every panic of user code (see
-                // `wait_until_stopped`).
-                let _ = handle.join();
-            }
+    /// Drops the calling worker thread's own join handle, unless `shutdown` took it to
+    /// join the thread: the thread is detached while it is still running. Called by every
+    /// worker the default spawn handler started, at the end of its body.
+    ///
+    /// Detaching a thread while it exits is what must never happen: glibc's
+    /// `pthread_detach` (2.36 and earlier at least) reads the thread's descriptor after
+    /// marking it detached, while the exiting thread, seeing that mark, may free its own
+    /// stack, descriptor included; with stacks over glibc's 40 MiB stack cache that memory
+    /// is unmapped at once, and the detaching thread crashes (seen under qemu, where the
+    /// window is wide). A thread detaching itself cannot race with its own exit, and it
+    /// adds no wait anywhere (rayon-core detaches its workers when it starts them). No
+    /// handle is left for the registry's drop: `build` stores each handle before any
+    /// worker can be told to exit (only a failure later in `build`, or the pool's end,
+    /// terminates them), and each worker, or `shutdown`, takes its own.
+    pub(crate) fn detach_own_thread(&self) {
+        let me = std::thread::current().id();
+        let mut handles = self.thread_handles.lock();
+        if let Some(at) = handles.iter().position(|h| h.thread().id() == me) {
+            drop(handles.swap_remove(at));
         }
-        #[cfg(not(target_os = "linux"))]
-        drop(handles);
+    }
+
+    /// Takes the join handles of the worker threads for `shutdown` to join
+    /// ([`wait_until_stopped`](Self::wait_until_stopped)), if the calling thread may wait
+    /// for the workers to stop: it is not one of them, but for the building thread of a
+    /// `use_current_thread` pool (worker 0, which never stops), and it does not hold
+    /// Windows' loader lock. Otherwise takes none, and each worker detaches itself. To be
+    /// called while the caller still holds the pool handle, so before any worker can reach
+    /// its end and detach itself.
+    pub(crate) fn take_threads_to_join(&self) -> Vec<std::thread::JoinHandle<()>> {
+        let own = self.with_current_worker(|worker| worker.map(|w| w.index()));
+        let foreign_worker = own.is_some_and(|index| !(self.current_thread_worker && index == 0));
+        if foreign_worker || !self.can_wait_for_exit() {
+            return Vec::new();
+        }
+        mem::take(&mut *self.thread_handles.lock())
     }
 }

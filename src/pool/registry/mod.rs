@@ -251,6 +251,5 @@ impl Drop for Registry {
         if let Some(recorder) = &self.recorder {
             recorder.save_if_asked();
         }
-        self.settle_thread_handles();
     }
 }

@@ -190,6 +190,8 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     }
     mem::forget(abort_guard);
 
+    // Detached now, while it runs, unless `shutdown` will join it.
+    registry.detach_own_thread();
     // Last: `shutdown` returns once every worker got here (and, for threads it started
     // itself, once the thread has ended).
     // SAFETY: as for `primed`.
