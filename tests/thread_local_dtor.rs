@@ -162,6 +162,14 @@ mod locked_on_exit {
 /// pool is a race; each iteration gives it a chance either way.
 #[test]
 fn dropping_a_pool_never_waits_for_its_workers_thread_local_destructors() {
+    if cfg!(windows) {
+        // A thread runs its thread-local destructors holding the loader lock, which every
+        // thread's start and exit needs: a worker whose destructor waits for a lock blocks
+        // every other thread's exit until it gets it (under wine this test hangs; not
+        // investigated further).
+        common::skip("a worker's thread-local destructor that waits holds Windows' loader lock");
+        return;
+    }
     watchdog(60, || {
         for _ in 0..1000 {
             let pool = locked_on_exit::builder(2).build().unwrap();
@@ -179,6 +187,14 @@ fn dropping_a_pool_never_waits_for_its_workers_thread_local_destructors() {
 /// thread joins it: the exit must not wait for those destructors.
 #[test]
 fn the_building_thread_of_a_use_current_thread_pool_exits_without_waiting_for_the_workers() {
+    if cfg!(windows) {
+        // A thread runs its thread-local destructors holding the loader lock, which every
+        // thread's start and exit needs: a worker whose destructor waits for a lock blocks
+        // every other thread's exit until it gets it (under wine this test hangs; not
+        // investigated further).
+        common::skip("a worker's thread-local destructor that waits holds Windows' loader lock");
+        return;
+    }
     watchdog(60, || {
         for _ in 0..20 {
             let held = locked_on_exit::LOCKED.lock().unwrap();
