@@ -14,9 +14,7 @@ pub mod wake;
 
 // Each test binary uses some of them.
 #[allow(unused_imports)]
-pub use wake::{
-    another_worker_woke, assert_some_woke, parked_workers, wait_parked, Pacer, RoundStart,
-};
+pub use wake::{another_worker_woke, assert_some_woke, parked_workers, wait_parked, Pacer};
 
 use std::any::Any;
 use std::collections::HashMap;

@@ -67,15 +67,6 @@ pub struct Pacer {
     park_ns: u64,
 }
 
-/// How a round of a [`Pacer`] started.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum RoundStart {
-    /// Every worker was parked.
-    Parked,
-    /// After a random pause, maybe while workers were on their way to park.
-    Paused,
-}
-
 impl Pacer {
     /// A pacer with no estimate yet, its random choices from `seed`.
     pub fn new(seed: u64) -> Self {
@@ -87,14 +78,9 @@ impl Pacer {
 
     /// Waits before the next round, right after the previous one ended: until the `n`
     /// workers of `pool` are all parked, or for a random pause ([`Pacer`]).
-    pub fn before_round(&mut self, pool: &ThreadPool, n: usize) -> RoundStart {
-        let pause = self.next_pause(pool, n);
-        if let Some(nanos) = pause {
+    pub fn before_round(&mut self, pool: &ThreadPool, n: usize) {
+        if let Some(nanos) = self.next_pause(pool, n) {
             spin_for(nanos);
-        }
-        match pause {
-            None => RoundStart::Parked,
-            Some(_) => RoundStart::Paused,
         }
     }
 
