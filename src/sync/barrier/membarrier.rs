@@ -65,9 +65,44 @@ fn transition(from: u8, to: u8) -> bool {
         .is_ok()
 }
 
-/// Installs the fork handler, once per process, when a pool is built (before its
-/// workers exist, so before any registration can be under way). Microseconds.
+/// When a pool is built (before its workers exist): installs the fork handler once per
+/// process, and gets the registration done or under way, so that the pool's workers run
+/// the asymmetric pair from their first `join` or within one registration of it.
+///
+/// A process that has only the building thread registers right here: the kernel's
+/// registration then skips the RCU grace period (a few microseconds), the mode is
+/// published before any worker exists, and every worker fixes its light barrier when it
+/// starts. A process that already runs other threads would wait for the grace period
+/// (milliseconds): it starts the registration thread ([`prepare`]) instead, and its
+/// workers' `join`s take the checked path until the mode is published.
 pub(crate) fn init() {
+    install_at_fork();
+    if MODE.load(Ordering::Relaxed) != UNREGISTERED {
+        return;
+    }
+    if single_threaded() && transition(UNREGISTERED, REGISTERING) {
+        register(std::ptr::null_mut());
+    } else {
+        prepare();
+    }
+}
+
+/// Whether the calling thread is the process's only one (`/proc/self/stat`'s
+/// `num_threads`). False when that cannot be read (no `/proc`): then the registration
+/// runs on its own thread, as in any process with threads.
+fn single_threaded() -> bool {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return false;
+    };
+    // Fields after the command name (which may hold spaces and parentheses, so split
+    // at the last ')'): state is field 3, num_threads field 20.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(17))
+        .is_some_and(|n| n == "1")
+}
+
+/// Installs [`reset_after_fork`], once per process (again at the next build if it failed).
+fn install_at_fork() {
     if AT_FORK_INSTALLED.swap(true, Ordering::SeqCst) {
         return;
     }
@@ -82,9 +117,10 @@ pub(crate) fn init() {
     }
 }
 
-/// Starts the registration on a thread of its own, once per process. Called by a
-/// worker about to park (not while it holds its sleep mutex), so neither building a
-/// pool nor a short program that never idles pays for it.
+/// Starts the registration on a thread of its own, once per process: by [`init`] when a
+/// pool is built in a process that runs other threads, and by a worker about to park or
+/// promote (not while it holds its sleep mutex) after a `fork` reset the mode. Later
+/// calls are one load.
 pub(crate) fn prepare() {
     // Relaxed: a stale value only means trying the CAS, which decides.
     if MODE.load(Ordering::Relaxed) != UNREGISTERED || !transition(UNREGISTERED, REGISTERING) {
@@ -122,9 +158,10 @@ fn spawn_detached_pthread(start: extern "C" fn(*mut libc::c_void) -> *mut libc::
     }
 }
 
-/// The registration thread's body (started by `prepare`): register, make every
-/// sleeper use the membarrier, make every thread execute one barrier, then let
-/// pushers drop their fence. Three syscalls and atomics; never unwinds.
+/// The registration's body, from `REGISTERING` (on the thread `prepare` started, or on
+/// a single-threaded process's building thread, `init`): register, make every sleeper
+/// use the membarrier, make every thread execute one barrier, then let pushers drop
+/// their fence. Three syscalls and atomics; never unwinds.
 extern "C" fn register(_: *mut libc::c_void) -> *mut libc::c_void {
     let wanted = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
     let supported = membarrier(MEMBARRIER_CMD_QUERY);

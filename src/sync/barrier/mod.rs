@@ -23,12 +23,15 @@
 //! This is the scheme of folly's `asymmetricLightBarrier`/`asymmetricHeavyBarrier` and of
 //! liburcu's membarrier flavour.
 //!
-//! **Start-up (Linux).** Registering waits for an RCU grace period (8-16 ms here in a process
-//! that already runs threads), so it is off the build path: the first worker that is
-//! about to park calls [`prepare`], which starts a short-lived thread to register while
-//! everyone keeps using the fence pair (a bare pthread, so that a `fork()` landing on
-//! its start or exit cannot leave one of std's locks held in the child). `docs/sleep.md` ("Switching barrier modes") gives
-//! the argument that the switch, and the fall-back below, lose no wake-up.
+//! **Start-up (Linux).** Building a pool ([`init`]) registers. In a process whose only
+//! thread is the builder, the kernel registers without waiting (microseconds), so it is
+//! done right there, before any worker exists, and every worker has the compiler fence
+//! from its first `join`. A process that already runs other threads would wait for an RCU
+//! grace period (milliseconds), so the build starts a short-lived thread to register
+//! ([`prepare`]) while everyone keeps using the fence pair (a bare pthread, so that a
+//! `fork()` landing on its start or exit cannot leave one of std's locks held in the
+//! child). `docs/sleep.md` ("Switching barrier modes") gives the argument that the switch,
+//! and the fall-back below, lose no wake-up.
 //!
 //! **Failure (Linux).** If a sleeper's membarrier fails (ENOMEM, or a seccomp filter installed
 //! after registration), the process falls back to the fence pair for good. Pushers that
