@@ -324,10 +324,14 @@ fn main() {
         println!("{}", s.join(" "));
         return;
     }
-    let mode = args.first().cloned().unwrap_or_else(|| "tree".into());
-    if mode == "--list" {
+    if args.iter().any(|a| a == "--list") {
         return;
     }
+    // `cargo bench -- --test` (and `cargo test --benches`) start it with flags only.
+    let (mode, flags) = match args.first() {
+        Some(first) if !first.starts_with("--") => (first.clone(), &args[1..]),
+        _ => ("tree".to_string(), &args[..]),
+    };
     let mut opts = Opts {
         threads: vec![1, 2],
         sizes: Vec::new(),
@@ -337,7 +341,7 @@ fn main() {
         compat: std::env::var("SWEEP_COMPAT_BIN").ok(),
         work: "tree".into(),
     };
-    let mut it = args.iter().skip(1);
+    let mut it = flags.iter();
     while let Some(flag) = it.next() {
         let mut val = || it.next().expect("a value after the flag").clone();
         match flag.as_str() {

@@ -196,6 +196,14 @@ impl Latch for CrossLatch<'_> {
     }
 }
 
+/// How long a thread outside the pool spins on its [`ParkLatch`] before it parks: about
+/// a parked thread's wake-up, so that a short `install` or `join` from outside (the work
+/// handed to a worker and the result back) costs no wake-up of the caller, while a long
+/// one costs the caller this much CPU time once. The idea of spin-then-park locks (glibc's
+/// adaptive mutex, Go's runtime locks); rayon-core's outside waiters block at once.
+#[cfg(not(loom))]
+const SPIN_BEFORE_PARK: std::time::Duration = std::time::Duration::from_micros(20);
+
 /// The latch of one thread outside the pool that waits for its own job (`install` and
 /// blocking scopes and broadcasts from outside): the owner parks with
 /// `std::thread::park`, the setter unparks it.
@@ -222,7 +230,8 @@ impl ParkLatch {
         }
     }
 
-    /// Blocks until the latch is set. Only the owner may call this.
+    /// Blocks until the latch is set. Only the owner may call this. Spins first, for at
+    /// most [`SPIN_BEFORE_PARK`], then parks.
     ///
     /// The thread's park token is the caller's too: if a `park` here returned before the
     /// latch was set, it may have used up an `unpark` meant for the caller's own next
@@ -231,6 +240,8 @@ impl ParkLatch {
     pub(crate) fn wait(&self) {
         debug_assert_eq!(thread::current().id(), self.owner.id());
         let mut took_a_token = false;
+        #[cfg(not(loom))]
+        self.spin();
         // Acquire pairs with the Release in `set`: the job's result is visible after.
         while !self.set.load(Ordering::Acquire) {
             // Returns on our setter's unpark, on a token from someone else, or spuriously.
@@ -239,6 +250,32 @@ impl ParkLatch {
         }
         if took_a_token {
             self.owner.unpark();
+        }
+    }
+
+    /// Waits for the latch without blocking, for at most [`SPIN_BEFORE_PARK`]: a job
+    /// that takes less than a thread's wake-up is back before the owner could have been
+    /// woken, and then neither side makes a system call (the setter's `unpark` finds the
+    /// owner awake). Yields every few dozen spins, so that a worker sharing the owner's
+    /// CPU (more threads than CPUs) runs meanwhile.
+    #[cfg(not(loom))]
+    fn spin(&self) {
+        let start = std::time::Instant::now();
+        let mut spins = 0u32;
+        loop {
+            // Acquire pairs with the Release in `set`, as in `wait`.
+            if self.set.load(Ordering::Acquire) {
+                return;
+            }
+            spins = spins.wrapping_add(1);
+            if spins % 64 == 0 {
+                if start.elapsed() >= SPIN_BEFORE_PARK {
+                    return;
+                }
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
 
