@@ -238,7 +238,7 @@ impl PendingHalves {
     /// Owner: the `join` that pushed `pos` takes its half back, with `light` as its side
     /// of the barrier pair. Every newer half was popped before (`join`s nest).
     #[inline(always)]
-    pub(crate) fn pop(&self, pos: usize, light: impl Light) -> Popped {
+    pub(crate) fn pop<L: Light>(&self, pos: usize, light: L) -> Popped {
         debug_assert_eq!(
             self.top.load(Ordering::Relaxed),
             pos + 1,
@@ -246,8 +246,13 @@ impl PendingHalves {
         );
         self.top.store(pos, Ordering::Relaxed);
         // Pairs with the rescuer's heavy barrier between its store of `bottom` and its
-        // load of `top` (docs/join.md, "Rescue").
-        light.light();
+        // load of `top` (docs/join.md, "Rescue"). A rescuer is another worker of the
+        // pool: a pool of one worker (`!can_share`) has none, so a barrier that is an
+        // instruction (the fence builds) is left out there. Nothing else pairs with the
+        // pop's barrier: the sleep protocol's pushes are the queues' and the poll's.
+        if self.can_share || !L::IS_INSTRUCTION {
+            light.light();
+        }
         if pos >= self.bottom.load(Ordering::Relaxed) {
             return Popped::Private;
         }

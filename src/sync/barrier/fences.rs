@@ -49,6 +49,8 @@ impl super::Light for FixedLight {
     /// is not exact against it (its sleepers recheck instead).
     const EXACT_FOR_POLL: bool = false;
     /// A full fence.
+    const IS_INSTRUCTION: bool = true;
+    /// A full fence.
     #[inline(always)]
     fn light(self) {
         fence(Ordering::SeqCst);

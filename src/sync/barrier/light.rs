@@ -41,6 +41,8 @@ impl super::Light for FixedLight {
     /// (`Park::Recheck`).
     const EXACT_FOR_POLL: bool = true;
     /// The compiler fence alone.
+    const IS_INSTRUCTION: bool = false;
+    /// The compiler fence alone.
     #[inline(always)]
     fn light(self) {
         debug_assert!(

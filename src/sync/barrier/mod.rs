@@ -95,6 +95,10 @@ pub(crate) trait Light: Copy {
     /// leave a half to an idle worker that is awake even while others are parked
     /// (`PendingHalves::poll`, `docs/join.md`, "Skipped polls").
     const EXACT_FOR_POLL: bool;
+    /// Whether [`light`](Light::light) may execute a fence instruction; false when it is
+    /// a compiler fence only. A pop that needs no barrier (no other worker to pair with)
+    /// skips it only when it is an instruction, so the asymmetric builds' code stays as it is.
+    const IS_INSTRUCTION: bool;
     /// The pusher's barrier, between its store and its load.
     fn light(self);
 }
@@ -106,6 +110,8 @@ pub(crate) struct CheckedLight;
 impl Light for CheckedLight {
     /// The mode is not known ahead: not counted on.
     const EXACT_FOR_POLL: bool = false;
+    /// A fence until the asymmetric barrier is published.
+    const IS_INSTRUCTION: bool = true;
     #[inline(always)]
     fn light(self) {
         light();
