@@ -10,6 +10,8 @@
 //! Arguments: the pool (`stealpool`, `rayon-core`, `chili` or `sequential`), n, the
 //! number of repetitions. Prints the result and the number of `join`s made.
 
+// The peers' fib (their tree-sum is unused here).
+#[allow(dead_code)]
 #[path = "table/peers.rs"]
 mod peers;
 // The sequential fib (the table's other workloads are unused here).

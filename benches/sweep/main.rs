@@ -46,22 +46,6 @@ fn sum_sp(node: &Node) -> u64 {
     node.value + l + r
 }
 
-fn sum_rc(node: &Node) -> u64 {
-    let (l, r) = rayon_core::join(
-        || node.left.as_deref().map_or(0, sum_rc),
-        || node.right.as_deref().map_or(0, sum_rc),
-    );
-    node.value + l + r
-}
-
-fn sum_chili(s: &mut chili::Scope<'_>, node: &Node) -> u64 {
-    let (l, r) = s.join(
-        |s| node.left.as_deref().map_or(0, |n| sum_chili(s, n)),
-        |s| node.right.as_deref().map_or(0, |n| sum_chili(s, n)),
-    );
-    node.value + l + r
-}
-
 fn fib_sp(n: u64) -> u64 {
     if n < 2 {
         return n;
@@ -73,6 +57,41 @@ fn fib_sp(n: u64) -> u64 {
 /// The pools a child can run, as the sweep names them.
 const POOLS: [&str; 4] = ["seq", "rayon-core", "chili", "stealpool"];
 
+/// A fork-join workload and its input, built in the child: each pool's version of it.
+enum Work {
+    /// tree-sum over a breadth-first tree.
+    Tree(Box<Node>),
+    /// fib(n), a `join` per call.
+    Fib(u64),
+}
+
+impl Work {
+    fn seq(&self) -> u64 {
+        match self {
+            Work::Tree(tree) => sum_seq(black_box(tree)),
+            Work::Fib(n) => fib_seq(black_box(*n)),
+        }
+    }
+    fn rayon_core(&self) -> u64 {
+        match self {
+            Work::Tree(tree) => peers::sum_rc(black_box(tree)),
+            Work::Fib(n) => peers::fib_rc(black_box(*n)),
+        }
+    }
+    fn chili(&self, s: &mut chili::Scope<'_>) -> u64 {
+        match self {
+            Work::Tree(tree) => peers::sum_chili(s, black_box(tree)),
+            Work::Fib(n) => peers::fib_chili(s, black_box(*n)),
+        }
+    }
+    fn stealpool(&self) -> u64 {
+        match self {
+            Work::Tree(tree) => sum_sp(black_box(tree)),
+            Work::Fib(n) => fib_sp(black_box(*n)),
+        }
+    }
+}
+
 /// One process's share: `passes` timed calls of `work` at `size` on `pool` with
 /// `threads` workers, after one warm-up call; `gap` of sleep before each.
 fn child(
@@ -83,8 +102,19 @@ fn child(
     passes: usize,
     gap: Duration,
 ) -> Vec<f64> {
+    let work = match work {
+        "tree" => Work::Tree(tree_bfs(size as u32)),
+        "fib" => Work::Fib(size),
+        "sum" => {
+            // The rayon crate on the real rayon-core (the compat binary runs stealpool's).
+            let t = if pool == "seq" { 0 } else { threads };
+            return par_iter_child::par_iter_passes(t, size as usize, passes, gap);
+        }
+        _ => panic!("unknown work {work}"),
+    };
+    let expected = work.seq();
     let mut times = Vec::with_capacity(passes);
-    let mut run = |f: &mut dyn FnMut() -> u64, expected: u64| {
+    let mut run = |f: &mut dyn FnMut() -> u64| {
         assert_eq!(f(), expected);
         for _ in 0..passes {
             if !gap.is_zero() {
@@ -96,75 +126,29 @@ fn child(
             assert_eq!(got, expected);
         }
     };
-    match work {
-        "tree" => {
-            let tree = tree_bfs(size as u32);
-            let expected = sum_seq(&tree);
-            let tree = &*tree;
-            match pool {
-                "seq" => run(&mut || sum_seq(black_box(tree)), expected),
-                "rayon-core" => {
-                    let p = rayon_core::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .unwrap();
-                    run(&mut || p.install(|| sum_rc(black_box(tree))), expected)
-                }
-                "chili" => {
-                    let p = chili_pool(threads);
-                    run(&mut || sum_chili(&mut p.scope(), black_box(tree)), expected)
-                }
-                "stealpool" => {
-                    let p = stealpool::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .unwrap();
-                    run(&mut || p.install(|| sum_sp(black_box(tree))), expected)
-                }
-                _ => panic!("unknown pool {pool}"),
-            }
+    match pool {
+        "seq" => run(&mut || work.seq()),
+        "rayon-core" => {
+            let p = rayon_core::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            run(&mut || p.install(|| work.rayon_core()))
         }
-        "fib" => {
-            let expected = fib_seq(size);
-            match pool {
-                "seq" => run(&mut || fib_seq(black_box(size)), expected),
-                "rayon-core" => {
-                    let p = rayon_core::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .unwrap();
-                    run(
-                        &mut || p.install(|| peers::fib_rc(black_box(size))),
-                        expected,
-                    )
-                }
-                "chili" => {
-                    let p = chili_pool(threads);
-                    run(
-                        &mut || peers::fib_chili(&mut p.scope(), black_box(size)),
-                        expected,
-                    )
-                }
-                "stealpool" => {
-                    let p = stealpool::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .unwrap();
-                    run(&mut || p.install(|| fib_sp(black_box(size))), expected)
-                }
-                _ => panic!("unknown pool {pool}"),
-            }
+        "chili" => {
+            let p = chili_pool(threads);
+            run(&mut || work.chili(&mut p.scope()))
         }
-        "sum" => {
-            // The rayon crate on the real rayon-core (the compat binary runs stealpool's).
-            let t = if pool == "seq" { 0 } else { threads };
-            return par_iter_child::par_iter_passes(t, size as usize, passes, gap);
+        "stealpool" => {
+            let p = stealpool::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            run(&mut || p.install(|| work.stealpool()));
+            // Which barrier the process ended on (the parent shows it with SWEEP_SHOW_MODE=1).
+            eprintln!("barrier mode: {}", stealpool::__barrier_mode());
         }
-        _ => panic!("unknown work {work}"),
-    }
-    if pool == "stealpool" {
-        // Which barrier the process ended on (the parent shows it with SWEEP_SHOW_MODE=1).
-        eprintln!("barrier mode: {}", stealpool::__barrier_mode());
+        _ => panic!("unknown pool {pool}"),
     }
     times
 }

@@ -3,29 +3,11 @@
 //! sequential baseline beside them.
 
 use crate::harness::{interleaved, time, Plan};
-use crate::peers::{fib_chili, fib_rc};
+use crate::peers::{fib_chili, fib_rc, sum_chili, sum_rc};
 use crate::sp_work;
-use crate::workload::{fib_joins, fib_seq, partition, qs_seq, sum_seq, tree_bfs, Node, QS_CUTOFF};
+use crate::workload::{fib_joins, fib_seq, partition, qs_seq, sum_seq, tree_bfs, QS_CUTOFF};
 use crate::{Pools, Row};
 use std::hint::black_box;
-
-// ---- tree-sum: a complete binary tree of boxed nodes, one join per node ----
-
-fn sum_rc(node: &Node) -> u64 {
-    let (l, r) = rayon_core::join(
-        || node.left.as_deref().map_or(0, sum_rc),
-        || node.right.as_deref().map_or(0, sum_rc),
-    );
-    node.value + l + r
-}
-
-fn sum_chili(s: &mut chili::Scope<'_>, node: &Node) -> u64 {
-    let (l, r) = s.join(
-        |s| node.left.as_deref().map_or(0, |n| sum_chili(s, n)),
-        |s| node.right.as_deref().map_or(0, |n| sum_chili(s, n)),
-    );
-    node.value + l + r
-}
 
 // ---- quicksort: join per partition, sequential below the cutoff ----
 
