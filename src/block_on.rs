@@ -124,19 +124,20 @@ fn block_on_thread<T>(mut future: Pin<&mut impl Future<Output = T>>) -> T {
     });
     let waker = Waker::from(Arc::clone(&wake));
     let mut cx = Context::from_waker(&waker);
-    let mut took_a_token = false;
+    let mut parked = false;
     let value = loop {
         if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
             break value;
         }
         while !wake.notified.swap(false, Ordering::Acquire) {
             thread::park();
-            // A token from other code on this thread (or a spurious return): hand it
-            // back at the end, as `ParkLatch::wait` does.
-            took_a_token |= !wake.notified.load(Ordering::Relaxed);
+            // The park may have used up a token from other code on this thread, even
+            // when it returned for our waker (tokens merge): hand one back at the end,
+            // as `ParkLatch::wait` does.
+            parked = true;
         }
     };
-    if took_a_token {
+    if parked {
         wake.thread.unpark();
     }
     value

@@ -10,7 +10,10 @@
 
 mod common;
 
-use std::sync::mpsc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{mpsc, Arc};
+use std::task::{Context, Poll};
 use std::thread;
 
 use common::blocked::{my_tid, voluntary_switches, wait_blocked};
@@ -67,5 +70,79 @@ fn a_pending_unpark_survives_install_scope_and_broadcast() {
             .unwrap()
         });
         rx.recv().unwrap();
+    });
+}
+
+/// A token given to the caller while it is parked inside the call (here by the job
+/// itself, just before it returns) survives too: it lands while the caller wakes for the
+/// setter's own `unpark`, and the two merge into one token (tokens do not add up), which
+/// the wait's `park` uses up. rayon-core's callers block on a condvar and keep it. The
+/// job unparks only once the caller's thread sleeps, which forces the interleaving.
+#[test]
+fn an_unpark_given_while_the_caller_waits_survives_the_call() {
+    let Some(tid) = my_tid() else {
+        common::skip("no /proc: a caller blocked inside the call cannot be waited for");
+        return;
+    };
+    watchdog(120, move || {
+        let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let me = thread::current();
+        // Unparks the caller once it is blocked; a lost token hangs the `park` below
+        // until the watchdog fires.
+        let unpark_when_blocked = || {
+            let (me, tid) = (me.clone(), tid.clone());
+            move || {
+                wait_blocked(&tid);
+                me.unpark();
+            }
+        };
+        for _ in 0..200 {
+            pool.install(unpark_when_blocked());
+            thread::park();
+            let body = unpark_when_blocked();
+            stealpool::in_place_scope(|s| s.spawn(move |_| body()));
+            thread::park();
+            let body = unpark_when_blocked();
+            pool.broadcast(move |_| body());
+            thread::park();
+        }
+    });
+}
+
+/// The same for `block_on`: the job that wakes the future unparks the waiting thread
+/// first, so the two unparks merge.
+#[test]
+fn an_unpark_given_while_block_on_waits_survives_it() {
+    struct WokenWithAnUnpark {
+        spawned: bool,
+        pool: Arc<stealpool::ThreadPool>,
+        caller: thread::Thread,
+    }
+    impl Future for WokenWithAnUnpark {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.spawned {
+                return Poll::Ready(());
+            }
+            self.spawned = true;
+            let (caller, waker) = (self.caller.clone(), cx.waker().clone());
+            self.pool.spawn(move || {
+                caller.unpark();
+                waker.wake();
+            });
+            Poll::Pending
+        }
+    }
+    watchdog(120, || {
+        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
+        for _ in 0..2000 {
+            stealpool::block_on(WokenWithAnUnpark {
+                spawned: false,
+                pool: Arc::clone(&pool),
+                caller: thread::current(),
+            });
+            // A lost token hangs here until the watchdog fires.
+            thread::park();
+        }
     });
 }

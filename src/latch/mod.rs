@@ -233,22 +233,24 @@ impl ParkLatch {
     /// Blocks until the latch is set. Only the owner may call this. Spins first, for at
     /// most [`SPIN_BEFORE_PARK`], then parks.
     ///
-    /// The thread's park token is the caller's too: if a `park` here returned before the
-    /// latch was set, it may have used up an `unpark` meant for the caller's own next
-    /// `park`, so one token is handed back before returning (an extra token only makes
-    /// a later `park` return early, which `park` allows anyway).
+    /// The thread's park token is the caller's too: any `park` here may have used up an
+    /// `unpark` meant for the caller's own next `park`, even one that returned with the
+    /// latch set (tokens do not add up: another thread's `unpark` that lands while the
+    /// owner wakes merges with the setter's), so after parking one token is handed back
+    /// before returning (an extra token only makes a later `park` return early, which
+    /// `park` allows anyway).
     pub(crate) fn wait(&self) {
         debug_assert_eq!(thread::current().id(), self.owner.id());
-        let mut took_a_token = false;
+        let mut parked = false;
         #[cfg(not(loom))]
         self.spin();
         // Acquire pairs with the Release in `set`: the job's result is visible after.
         while !self.set.load(Ordering::Acquire) {
             // Returns on our setter's unpark, on a token from someone else, or spuriously.
             thread::park();
-            took_a_token |= !self.set.load(Ordering::Acquire);
+            parked = true;
         }
-        if took_a_token {
+        if parked {
             self.owner.unpark();
         }
     }
