@@ -197,6 +197,10 @@ fn spawn_child(
         .split_whitespace()
         .map(|t| t.parse().unwrap())
         .collect();
+    assert!(
+        !times.is_empty(),
+        "{exe} printed no times for {pool} {work} {size}: not a sweep child?"
+    );
     median(&mut times)
 }
 
