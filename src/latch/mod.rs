@@ -241,18 +241,17 @@ impl ParkLatch {
     /// `park` allows anyway).
     pub(crate) fn wait(&self) {
         debug_assert_eq!(thread::current().id(), self.owner.id());
-        let mut parked = false;
         #[cfg(not(loom))]
         self.spin();
         // Acquire pairs with the Release in `set`: the job's result is visible after.
+        if self.set.load(Ordering::Acquire) {
+            return;
+        }
         while !self.set.load(Ordering::Acquire) {
             // Returns on our setter's unpark, on a token from someone else, or spuriously.
             thread::park();
-            parked = true;
         }
-        if parked {
-            self.owner.unpark();
-        }
+        self.owner.unpark();
     }
 
     /// Waits for the latch without blocking, for at most [`SPIN_BEFORE_PARK`]: a job

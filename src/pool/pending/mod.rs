@@ -74,8 +74,9 @@ pub(crate) struct PendingHalves {
     limit: AtomicUsize,
     /// The oldest private half. Written only under `lock`.
     bottom: AtomicUsize,
-    /// Whether another worker exists to take a promoted half (the pool has more than one
-    /// worker): else the poll after a push never promotes.
+    /// Whether another worker exists to take a promoted half or rescue a private one (the
+    /// pool has more than one worker): else the poll after a push never promotes, and the
+    /// pop has no rescuer to order itself against (`pop`).
     can_share: bool,
     /// Polls the owner still skips (`poll`): set when a poll found the owner's deque
     /// still holding work, so that a worker seen idle is not answered by a look at the

@@ -77,14 +77,16 @@ fn transition(from: u8, to: u8) -> bool {
 /// workers' `join`s take the checked path until the mode is published.
 pub(crate) fn init() {
     install_at_fork();
-    if MODE.load(Ordering::Relaxed) != UNREGISTERED {
-        return;
-    }
-    if single_threaded() && transition(UNREGISTERED, REGISTERING) {
+    // Relaxed, as in `prepare`: the exchange decides. `single_threaded` reads `/proc`, so
+    // it is asked only while nobody has started.
+    if MODE.load(Ordering::Relaxed) == UNREGISTERED
+        && single_threaded()
+        && transition(UNREGISTERED, REGISTERING)
+    {
         register(std::ptr::null_mut());
-    } else {
-        prepare();
     }
+    // One load once registered or registering; else the registration thread.
+    prepare();
 }
 
 /// Whether the calling thread is the process's only one (`/proc/self/stat`'s
