@@ -10,15 +10,19 @@
 //! child process (this binary again), which starts a thread before it builds its pool.
 //! Linux builds with the asymmetric barrier only; elsewhere it checks nothing and says so.
 
+mod common;
+
 #[cfg(all(target_os = "linux", not(stealpool_fences)))]
 mod linux {
+    use crate::common::{cannot_start_child, fib, pool, watchdog};
     use std::process::Command;
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
 
     /// Set in the child process that checks the second case.
     const CHILD_ENV: &str = "STEALPOOL_BARRIER_START_CHILD";
-    /// The watchdog of each case.
+    /// How long the busy worker waits for the registration; each case's watchdog is
+    /// longer.
     const LIMIT: Duration = Duration::from_secs(60);
 
     /// Whether the kernel offers `MEMBARRIER_CMD_PRIVATE_EXPEDITED` and its registration
@@ -30,7 +34,8 @@ mod linux {
         supported >= 0 && supported & wanted == wanted
     }
 
-    /// `num_threads` of `/proc/self/stat`.
+    /// `num_threads` of `/proc/self/stat` (the library reads the same field; its reader
+    /// is private).
     fn threads() -> Option<usize> {
         let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
         stat.rsplit_once(')')?
@@ -39,21 +44,6 @@ mod linux {
             .nth(17)?
             .parse()
             .ok()
-    }
-
-    fn pool(threads: usize) -> stealpool::ThreadPool {
-        stealpool::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-    }
-
-    fn fib(n: u64) -> u64 {
-        if n < 2 {
-            return n;
-        }
-        let (a, b) = stealpool::join(|| fib(n - 1), || fib(n - 2));
-        a + b
     }
 
     /// The child: another thread first, then a 1-worker pool whose worker stays busy (it
@@ -98,7 +88,8 @@ mod linux {
             return;
         }
         // Case 1: this process's only thread builds the pool. (An emulator may run
-        // threads of its own in the process: qemu-user's RCU thread.)
+        // threads of its own in the process: qemu-user's RCU thread.) The build happens
+        // here, before the watchdog's thread exists.
         if threads() == Some(1) {
             assert_eq!(
                 stealpool::__barrier_mode(),
@@ -111,35 +102,26 @@ mod linux {
                 "expedited",
                 "a single-threaded process registers while it builds its first pool"
             );
-            assert_eq!(p.install(|| fib(20)), 6765);
-            drop(p);
+            assert_eq!(watchdog(60, move || p.install(|| fib(20))), 6765);
             println!(
                 "barrier_start: a pool built by the only thread: expedited before its first join"
             );
         } else {
-            println!("barrier_start: skipped the single-threaded case: the process starts with {:?} threads", threads());
+            println!(
+                "barrier_start: skipped the single-threaded case: the process starts with {:?} threads",
+                threads()
+            );
         }
 
         // Case 2: in a child process that already runs a thread.
-        let exe = std::env::current_exe().unwrap();
-        let mut child = Command::new(exe).env(CHILD_ENV, "1").spawn().unwrap();
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed() > LIMIT + Duration::from_secs(30) {
-                let _ = child.kill();
-                panic!("barrier_start: the child hung");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        if status.code() == Some(127) {
-            // qemu-user runs the test binary, but its `execve` of the same foreign binary
-            // fails inside the child (`tests/common`'s `cannot_start_child`).
-            println!("barrier_start: skipped the threaded case: this binary cannot start itself ({status}; a user-mode emulator)");
+        if let Some(reason) = cannot_start_child() {
+            println!("barrier_start: skipped the threaded case: {reason}");
             return;
         }
+        let exe = std::env::current_exe().unwrap();
+        let status = watchdog(LIMIT.as_secs() + 30, move || {
+            Command::new(exe).env(CHILD_ENV, "1").status().unwrap()
+        });
         assert!(status.success(), "the child failed: {status}");
         println!(
             "barrier_start: a busy 1-worker pool in a threaded process: expedited without a park"
@@ -148,6 +130,11 @@ mod linux {
 }
 
 fn main() {
+    // `--list` (`common::cannot_start_child`'s probe, and test runners listing tests):
+    // there is nothing to list.
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
     #[cfg(all(target_os = "linux", not(stealpool_fences)))]
     linux::main();
     #[cfg(not(all(target_os = "linux", not(stealpool_fences))))]
