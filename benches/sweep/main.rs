@@ -21,6 +21,10 @@
 //! The child mode (`child POOL WORK SIZE THREADS PASSES GAP_US`) runs one process's share
 //! and prints its per-call times in seconds.
 
+// Medians and the time format of the in-process table.
+#[path = "../table/harness.rs"]
+#[allow(dead_code)]
+mod harness;
 #[path = "par_iter_child.rs"]
 mod par_iter_child;
 #[path = "../table/peers.rs"]
@@ -30,6 +34,7 @@ mod peers;
 #[allow(dead_code)]
 mod workload;
 
+use harness::{fmt_time, percentile};
 use std::hint::black_box;
 use std::num::NonZero;
 use std::process::Command;
@@ -161,9 +166,10 @@ fn chili_pool(threads: usize) -> chili::ThreadPool {
     })
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// Fastest, median and slowest of `v`, which must not be empty.
+fn spread(v: &mut [f64]) -> (f64, f64, f64) {
+    let median = percentile(v, 0.5);
+    (v[0], median, v[v.len() - 1])
 }
 
 /// Runs one child process and returns the median of its per-call times.
@@ -201,7 +207,7 @@ fn spawn_child(
         !times.is_empty(),
         "{exe} printed no times for {pool} {work} {size}: not a sweep child?"
     );
-    median(&mut times)
+    percentile(&mut times, 0.5)
 }
 
 struct Opts {
@@ -211,7 +217,6 @@ struct Opts {
     passes: usize,
     gaps_us: Vec<u64>,
     compat: Option<String>,
-    work: String,
 }
 
 fn list(s: &str) -> Vec<u64> {
@@ -223,17 +228,10 @@ fn list(s: &str) -> Vec<u64> {
         .collect()
 }
 
-fn fmt_time(s: f64) -> String {
-    match s {
-        s if s >= 1e-3 => format!("{:.2} ms", s * 1e3),
-        s if s >= 1e-6 => format!("{:.1} µs", s * 1e6),
-        s => format!("{:.0} ns", s * 1e9),
-    }
-}
-
-/// One sweep: for every thread count, gap and size, `procs` processes of each pool,
-/// interleaved; prints one markdown table per thread count and gap.
-fn sweep(exe: &str, opts: &Opts, pools: &[(&str, &str)], label: &dyn Fn(u64) -> String) {
+/// One sweep of `work`: for every thread count, gap and size, `procs` processes of each
+/// of `pools` (name, the executable whose child runs it), interleaved; prints one
+/// markdown table per thread count and gap.
+fn sweep(opts: &Opts, work: &str, pools: &[(&str, &str)], label: &dyn Fn(u64) -> String) {
     for &threads in &opts.threads {
         for &gap in &opts.gaps_us {
             // [size][pool] -> per-process medians
@@ -241,15 +239,12 @@ fn sweep(exe: &str, opts: &Opts, pools: &[(&str, &str)], label: &dyn Fn(u64) -> 
             for _ in 0..opts.procs {
                 for (si, &size) in opts.sizes.iter().enumerate() {
                     for (pi, &(pool, bin)) in pools.iter().enumerate() {
-                        m[si][pi]
-                            .push(spawn_child(bin, pool, &opts.work, size, threads, opts, gap));
+                        m[si][pi].push(spawn_child(bin, pool, work, size, threads, opts, gap));
                     }
                 }
             }
-            let _ = exe;
             println!(
-                "\n{} with {threads} worker(s){}; median of {} processes ({} calls each, median)\n",
-                opts.work,
+                "\n{work} with {threads} worker(s){}; median of {} processes ({} calls each, median)\n",
                 if gap > 0 {
                     format!(", {gap} µs apart")
                 } else {
@@ -265,7 +260,8 @@ fn sweep(exe: &str, opts: &Opts, pools: &[(&str, &str)], label: &dyn Fn(u64) -> 
             println!(" stealpool slowest/fastest process |");
             println!("| --- |{} --- |", " ---: |".repeat(pools.len()));
             for (si, &size) in opts.sizes.iter().enumerate() {
-                let meds: Vec<f64> = m[si].iter_mut().map(|v| median(v)).collect();
+                let spreads: Vec<_> = m[si].iter_mut().map(|v| spread(v)).collect();
+                let meds: Vec<f64> = spreads.iter().map(|s| s.1).collect();
                 let seq = meds[0];
                 let cells: Vec<String> = meds
                     .iter()
@@ -278,8 +274,7 @@ fn sweep(exe: &str, opts: &Opts, pools: &[(&str, &str)], label: &dyn Fn(u64) -> 
                         }
                     })
                     .collect();
-                let sp = m[si].last().unwrap();
-                let (lo, hi) = (sp[0], sp[sp.len() - 1]);
+                let (lo, _, hi) = spreads[spreads.len() - 1];
                 println!(
                     "| {} | {} | {:.2} ({} / {}) |",
                     label(size),
@@ -327,19 +322,17 @@ fn main() {
         passes: 15,
         gaps_us: vec![0],
         compat: std::env::var("SWEEP_COMPAT_BIN").ok(),
-        work: "tree".into(),
     };
     let mut it = flags.iter();
     while let Some(flag) = it.next() {
         let mut val = || it.next().expect("a value after the flag").clone();
         match flag.as_str() {
             "--threads" => opts.threads = list(&val()).into_iter().map(|t| t as usize).collect(),
-            "--layers" | "--sizes" | "--size" => opts.sizes = list(&val()),
+            "--layers" | "--sizes" => opts.sizes = list(&val()),
             "--procs" => opts.procs = val().parse().unwrap(),
             "--passes" => opts.passes = val().parse().unwrap(),
             "--gap-us" => opts.gaps_us = list(&val()),
             "--compat" => opts.compat = Some(val()),
-            "--work" => opts.work = val(),
             "--test" => {
                 opts.procs = 1;
                 opts.passes = 2;
@@ -357,14 +350,13 @@ fn main() {
             if opts.sizes.is_empty() {
                 opts.sizes = (5..=22).collect();
             }
-            sweep(exe, &opts, &here, &|l| format!("2^{l}"));
+            sweep(&opts, "tree", &here, &|l| format!("2^{l}"));
         }
         "fib" => {
-            opts.work = "fib".into();
             if opts.sizes.is_empty() {
                 opts.sizes = vec![20, 25, 30];
             }
-            sweep(exe, &opts, &here, &|n| format!("fib({n})"));
+            sweep(&opts, "fib", &here, &|n| format!("fib({n})"));
         }
         "spread" => {
             // fastest, median and slowest process of each pool on one worker.
@@ -375,7 +367,6 @@ fn main() {
             for (work, size) in [("fib", 30), ("tree", 16), ("tree", 22)] {
                 println!("\n{work}({size}) on 1 worker, {} processes: fastest / median / slowest (slowest/fastest)\n", opts.procs);
                 println!("| pool | fastest | median | slowest | slowest/fastest |\n| --- | ---: | ---: | ---: | ---: |");
-                opts.work = work.into();
                 let mut m = vec![Vec::new(); POOLS.len()];
                 for _ in 0..opts.procs {
                     for (pi, pool) in POOLS.iter().enumerate() {
@@ -383,8 +374,7 @@ fn main() {
                     }
                 }
                 for (pool, v) in POOLS.iter().zip(m.iter_mut()) {
-                    let med = median(v);
-                    let (lo, hi) = (v[0], v[v.len() - 1]);
+                    let (lo, med, hi) = spread(v);
                     println!(
                         "| {pool} | {} | {} | {} | {:.2} |",
                         fmt_time(lo),
@@ -396,7 +386,6 @@ fn main() {
             }
         }
         "pariter" => {
-            opts.work = "sum".into();
             if opts.sizes.is_empty() {
                 opts.sizes = vec![10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000];
             }
@@ -412,7 +401,7 @@ fn main() {
                 ("rayon-core", exe),
                 ("stealpool", compat.as_str()),
             ];
-            sweep(exe, &opts, &pools, &|n| format!("{n}"));
+            sweep(&opts, "sum", &pools, &|n| format!("{n}"));
         }
         other => panic!("unknown mode {other} (tree, fib, spread, pariter)"),
     }

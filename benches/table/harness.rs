@@ -74,6 +74,18 @@ pub fn interleaved(rounds: usize, candidates: &mut [&mut dyn FnMut() -> Duration
     samples.iter_mut().map(|s| percentile(s, 0.5)).collect()
 }
 
+/// `s` seconds as the table prints times: the unit that keeps 1-3 digits before the
+/// point, "—" for NaN (a column that does not apply).
+pub fn fmt_time(s: f64) -> String {
+    match s {
+        s if s.is_nan() => "—".into(),
+        s if s >= 1.0 => format!("{s:.2} s"),
+        s if s >= 1e-3 => format!("{:.2} ms", s * 1e3),
+        s if s >= 1e-6 => format!("{:.1} µs", s * 1e6),
+        s => format!("{:.2} ns", s * 1e9),
+    }
+}
+
 /// The `p` quantile (0.0..=1.0) of `samples`, nearest rank.
 pub fn percentile(samples: &mut [f64], p: f64) -> f64 {
     assert!(!samples.is_empty());

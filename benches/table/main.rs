@@ -27,6 +27,7 @@ mod sp_work;
 mod spawn;
 mod workload;
 
+pub use harness::fmt_time;
 use harness::Plan;
 use std::num::NonZero;
 use std::process::Command;
@@ -82,16 +83,6 @@ impl Row {
             goal,
             note: String::new(),
         }
-    }
-}
-
-pub fn fmt_time(s: f64) -> String {
-    match s {
-        s if s.is_nan() => "—".into(),
-        s if s >= 1.0 => format!("{s:.2} s"),
-        s if s >= 1e-3 => format!("{:.2} ms", s * 1e3),
-        s if s >= 1e-6 => format!("{:.1} µs", s * 1e6),
-        s => format!("{:.2} ns", s * 1e9),
     }
 }
 

@@ -40,7 +40,7 @@ mod workload;
 mod off;
 mod on;
 
-use harness::{injection_latencies, percentile, sporadic_rate, time, wake_sample, Plan};
+use harness::{fmt_time, injection_latencies, percentile, sporadic_rate, time, wake_sample, Plan};
 use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::Duration;
@@ -172,15 +172,6 @@ impl Samples {
             percentile(&mut q, 0.5),
             self.pairs.len()
         )
-    }
-}
-
-fn fmt_time(s: f64) -> String {
-    match s {
-        s if s >= 1.0 => format!("{s:.2} s"),
-        s if s >= 1e-3 => format!("{:.2} ms", s * 1e3),
-        s if s >= 1e-6 => format!("{:.1} µs", s * 1e6),
-        s => format!("{:.2} ns", s * 1e9),
     }
 }
 
