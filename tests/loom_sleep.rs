@@ -155,6 +155,59 @@ fn one_job_two_workers_someone_takes_it() {
     });
 }
 
+/// "The last searcher wakes one": worker 0 searches, worker 1 falls asleep, and a thread
+/// pushes a job that only worker 1 can still take: worker 0 finds other work (`other`, on
+/// its own queue from the start) and never searches again. The pusher may wake nobody,
+/// counting on the searcher; the searcher, leaving, must then see the job and wake the
+/// sleeper. `injected`: the pusher is outside the pool (`new_injected_jobs`, which marks
+/// that it counted on the searchers, so that a last searcher beside parked workers only
+/// may look without a barrier or not at all); else it is a third worker that keeps running
+/// (`new_jobs`, a push with the light barrier only, which the searcher's heavy barrier and
+/// second look cover).
+fn a_searcher_counted_on_wakes_a_sleeper_when_it_leaves(injected: bool) {
+    loom::model(move || {
+        let sleep = Arc::new(ModelSleep::new(if injected { 2 } else { 3 }));
+        let job = Arc::new(AtomicBool::new(false));
+        let latch = Arc::new(ModelLatch::new());
+        let searcher = {
+            let (sleep, job) = (sleep.clone(), job.clone());
+            thread::spawn(move || {
+                let other = AtomicBool::new(true);
+                let mut idle = sleep.start_looking(0);
+                assert!(other.swap(false, Ordering::Acquire));
+                sleep.work_found(&mut idle, || job.load(Ordering::Acquire));
+            })
+        };
+        let sleeper = {
+            let (sleep, job, latch) = (sleep.clone(), job.clone(), latch.clone());
+            thread::spawn(move || worker_loop(&sleep, 1, &job, &latch))
+        };
+        job.store(true, Ordering::Release);
+        if injected {
+            sleep.new_injected_jobs(1, true);
+        } else {
+            sleep.new_jobs(1, true);
+        }
+        searcher.join().unwrap();
+        assert!(
+            sleeper.join().unwrap(),
+            "the sleeper returned without the job"
+        );
+    });
+}
+
+/// [`a_searcher_counted_on_wakes_a_sleeper_when_it_leaves`], the pusher outside the pool.
+#[test]
+fn an_injection_counted_on_a_searcher_is_never_missed() {
+    a_searcher_counted_on_wakes_a_sleeper_when_it_leaves(true);
+}
+
+/// [`a_searcher_counted_on_wakes_a_sleeper_when_it_leaves`], the pusher a running worker.
+#[test]
+fn a_push_counted_on_a_searcher_is_never_missed() {
+    a_searcher_counted_on_wakes_a_sleeper_when_it_leaves(false);
+}
+
 /// A broadcast: one job per worker, each only for its own worker; every worker must wake
 /// for its own (`new_broadcast_jobs`).
 #[test]

@@ -85,6 +85,10 @@ impl ModelSleep {
     pub fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         self.sleep.new_jobs(num_jobs, queue_was_empty)
     }
+    /// `Sleep::new_injected_jobs` (after the push to the injector).
+    pub fn new_injected_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        self.sleep.new_injected_jobs(num_jobs, queue_was_empty)
+    }
     /// `Sleep::idle_workers_after_private_push` (a lazy `join`'s poll, after its
     /// private push): whether the owner would promote.
     pub fn idle_workers_after_private_push(&self) -> bool {

@@ -214,37 +214,6 @@ impl Sleep {
         }
     }
 
-    /// A searching worker found work (or its latch was set): it is active again.
-    ///
-    /// "The last searcher wakes one" (tokio): if no other worker is still searching and
-    /// some are parked, wake one, unless no work is left for it. A pusher that saw this
-    /// worker searching woke nobody, counting on it (`new_jobs`); if it now leaves with
-    /// other work queued, a sleeper must take that work. `more_work` is the sleeper's last
-    /// look (`has_pending_jobs`); when it finds nothing, the heavy barrier and a second
-    /// look make the answer exact against every pusher whose light barrier came before
-    /// our decrement (`docs/sleep.md`, "When P wakes nobody"). rayon-core woke up to two
-    /// sleepers on every find, which for sporadic work woke a second worker per job only
-    /// for it to spin and park again.
-    #[inline]
-    pub(crate) fn work_found(&self, idle_state: &mut IdleState, more_work: impl Fn() -> bool) {
-        self.stop_spinning(idle_state);
-        let old = self.counters.sub_inactive_thread();
-        if old.sleeping_threads() > 0 && old.awake_but_idle_threads() == 1 {
-            self.wake_one_if_work_left(more_work);
-        }
-    }
-
-    /// The rest of `work_found` for the last searcher while some worker sleeps: wakes one
-    /// if `more_work` finds work. A first look that finds none is repeated after the heavy
-    /// barrier, which makes it exact; an inexact barrier wakes one anyway.
-    #[cold]
-    fn wake_one_if_work_left(&self, more_work: impl Fn() -> bool) {
-        // A failed membarrier (`Park::Recheck`) leaves the pair inexact: wake anyway.
-        if more_work() || !barrier::heavy().exact_for_light() || more_work() {
-            self.wake_any_threads(1);
-        }
-    }
-
     /// Takes a spinner place if fewer than half the workers hold one. A worker without a
     /// place skips the spin rounds and goes straight to announcing it is sleepy.
     #[inline]

@@ -1,12 +1,58 @@
 //! The waking half of the sleep protocol: what a thread that posts work or sets a
-//! worker's latch does so that no sleeper misses it (`docs/sleep.md`, steps 4 and
+//! worker's latch does so that no sleeper misses it, and what the last searcher does when
+//! it stops searching (`docs/sleep.md`, "Posting work", "When P wakes nobody" and
 //! "Latches"). The falling-asleep half is in `mod.rs`.
 
-use super::counters::JobsEventCounter;
-use super::{CoreLatch, Sleep};
+use super::counters::{Counters, JobsEventCounter};
+use super::{CoreLatch, IdleState, Sleep};
 use crate::sync::barrier;
 
 impl Sleep {
+    /// A searching worker found work (or its latch was set): it is active again.
+    ///
+    /// "The last searcher wakes one" (tokio): if no other worker is still searching and
+    /// some are parked, wake one, unless no work is left for it. A pusher that saw this
+    /// worker searching woke nobody, counting on it (`new_jobs`); if it now leaves with
+    /// that work queued, a sleeper must take it. `more_work` is the sleeper's last look
+    /// (`has_pending_jobs`). Who may have counted on us decides how exact the look must be
+    /// (`docs/sleep.md`, "When P wakes nobody"):
+    ///
+    /// * while some other worker runs, any of its pushes and lazy `join` polls, whose only
+    ///   barrier is the light one: a first look that finds nothing is repeated after the
+    ///   heavy barrier, which makes it exact;
+    /// * while every other worker is parked, only an injection (or a batch this worker
+    ///   moved from the injector): it said so by setting the searchers-counted-on flag,
+    ///   which our read-modify-write of the counters read and cleared, so its push
+    ///   happens before our look and one look without a barrier is exact. Without the flag
+    ///   nobody counted on us: nothing to look for.
+    ///
+    /// rayon-core woke up to two sleepers on every find, which for sporadic work woke a
+    /// second worker per job only for it to spin and park again.
+    #[inline]
+    pub(crate) fn work_found(&self, idle_state: &mut IdleState, more_work: impl Fn() -> bool) {
+        self.stop_spinning(idle_state);
+        let old = self.counters.sub_inactive_thread();
+        if old.sleeping_threads() > 0 && old.awake_but_idle_threads() == 1 {
+            if old.inactive_threads() < self.worker_sleep_states.len() {
+                self.wake_one_if_work_left(more_work);
+            } else if old.searchers_counted_on() && more_work() {
+                self.wake_any_threads(1);
+            }
+        }
+    }
+
+    /// The rest of `work_found` for the last searcher while some worker sleeps and some
+    /// other runs: wakes one if `more_work` finds work. A first look that finds none is
+    /// repeated after the heavy barrier, which makes it exact; an inexact barrier wakes
+    /// one anyway.
+    #[cold]
+    fn wake_one_if_work_left(&self, more_work: impl Fn() -> bool) {
+        // A failed membarrier (`Park::Recheck`) leaves the pair inexact: wake anyway.
+        if more_work() || !barrier::heavy().exact_for_light() || more_work() {
+            self.wake_any_threads(1);
+        }
+    }
+
     /// Sets `latch`, which worker `owner` of this pool waits on, and wakes the owner if it
     /// had fallen asleep on it: the one way a worker's latch is set (the swap and the
     /// wake-up are the two halves of the latch protocol, docs/sleep.md, "Latches").
@@ -36,6 +82,34 @@ impl Sleep {
         self.wake_for_new_jobs(num_jobs, queue_was_empty)
     }
 
+    /// [`new_jobs`](Self::new_jobs) for jobs that came through the injector: pushed there
+    /// (from outside the pool, or from another pool), or moved from it to a searching
+    /// worker's batch queue. Their pusher does not look at the queues again, so when it
+    /// counts on the searching workers instead of waking a sleeper, it says so in the
+    /// counters ([`AtomicCounters::count_on_searchers`](super::counters::AtomicCounters::count_on_searchers)):
+    /// then the last searcher, while every other worker is parked, looks for work left
+    /// without a heavy barrier, and skips the look when nobody counted on it
+    /// ([`Sleep::work_found`]).
+    #[inline]
+    pub(crate) fn new_injected_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+        barrier::light();
+        let counters = self
+            .counters
+            .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        if counters.sleeping_threads() == 0 {
+            // A sleeper registered after this load sees the jobs in its last look.
+            return;
+        }
+        let counters = if queue_was_empty && counters.awake_but_idle_threads() >= num_jobs as usize
+        {
+            // About to count on the searchers: decide on the value the flag is set in.
+            self.counters.count_on_searchers()
+        } else {
+            counters
+        };
+        self.wake_sleepers_for(counters, num_jobs, queue_was_empty);
+    }
+
     /// One job was pushed on *every* worker's broadcast queue. Each must run on its own
     /// worker, so instead of waking "enough" sleepers, every parked worker is woken.
     ///
@@ -58,16 +132,22 @@ impl Sleep {
     }
 
     /// The rest of [`new_jobs`](Self::new_jobs) after the light barrier: makes the JEC odd
-    /// if it is even, then wakes sleepers for the jobs the awake idle workers do not cover:
-    /// `num_jobs` less those workers, or all `num_jobs` when `queue_was_empty` is false
-    /// (the queue held work already, so the awake workers are busy); at most every
-    /// sleeper.
+    /// if it is even, then wakes sleepers ([`wake_sleepers_for`](Self::wake_sleepers_for)).
     #[inline]
     fn wake_for_new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         // Make the JEC odd if some worker is sleepy, so it will back out of sleeping.
         let counters = self
             .counters
             .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
+        self.wake_sleepers_for(counters, num_jobs, queue_was_empty);
+    }
+
+    /// Wakes sleepers for the jobs that the awake idle workers in `counters` do not cover:
+    /// `num_jobs` less those workers, or all `num_jobs` when `queue_was_empty` is false
+    /// (the queue held work already, so the awake workers are busy); at most every
+    /// sleeper.
+    #[inline]
+    fn wake_sleepers_for(&self, counters: Counters, num_jobs: u32, queue_was_empty: bool) {
         let num_sleepers = counters.sleeping_threads();
         if num_sleepers == 0 {
             return;

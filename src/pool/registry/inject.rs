@@ -26,7 +26,7 @@ impl Registry {
         }
         #[cfg(feature = "tracing")]
         tracing::trace!(name: "job_injected", queue_was_empty);
-        self.sleep.new_jobs(1, queue_was_empty);
+        self.sleep.new_injected_jobs(1, queue_was_empty);
     }
 
     /// Pushes one job on every worker's broadcast queue (job `i` for worker `i`) and wakes
