@@ -102,8 +102,10 @@ impl Counters {
     }
 
     /// Whether an injection counted on the searching workers since the last searcher
-    /// stopped searching ([`AtomicCounters::count_on_searchers`]).
-    #[inline]
+    /// stopped searching ([`AtomicCounters::count_on_searchers`]). The protocol needs no
+    /// test of it: the flag's read-modify-write is what orders the injection's push before
+    /// the last searcher's look.
+    #[cfg(test)]
     pub(crate) fn searchers_counted_on(self) -> bool {
         self.word & COUNTED_ON != 0
     }

@@ -20,11 +20,12 @@ impl Sleep {
     /// * while some other worker runs, any of its pushes and lazy `join` polls, whose only
     ///   barrier is the light one: a first look that finds nothing is repeated after the
     ///   heavy barrier, which makes it exact;
-    /// * while every other worker is parked, only an injection (or a batch this worker
-    ///   moved from the injector): it said so by setting the searchers-counted-on flag,
-    ///   which our read-modify-write of the counters read and cleared, so its push
-    ///   happens before our look and one look without a barrier is exact. Without the flag
-    ///   nobody counted on us: nothing to look for.
+    /// * while every other worker is parked, only an injection, or this worker itself
+    ///   (a batch it moved from the injector, or user code that ran while it searched: a
+    ///   `tracing` subscriber of its `job_stolen` event that spawns). An injection said so
+    ///   by setting the searchers-counted-on flag, which our read-modify-write of the
+    ///   counters read and cleared, so its push happens before our look; our own pushes
+    ///   precede it in program order. One look without a barrier is exact for both.
     ///
     /// rayon-core woke up to two sleepers on every find, which for sporadic work woke a
     /// second worker per job only for it to spin and park again.
@@ -35,7 +36,9 @@ impl Sleep {
         if old.sleeping_threads() > 0 && old.awake_but_idle_threads() == 1 {
             if old.inactive_threads() < self.worker_sleep_states.len() {
                 self.wake_one_if_work_left(more_work);
-            } else if old.searchers_counted_on() && more_work() {
+            } else if more_work() {
+                // Exact for our own pushes (program order) and for every injection that
+                // counted on us (its flag, which our decrement read).
                 self.wake_any_threads(1);
             }
         }
