@@ -159,9 +159,9 @@ fn one_job_two_workers_someone_takes_it() {
 /// pushes a job that only worker 1 can still take: worker 0 finds other work (`other`, on
 /// its own queue from the start) and never searches again. The pusher may wake nobody,
 /// counting on the searcher; the searcher, leaving, must then see the job and wake the
-/// sleeper. `injected`: the pusher is outside the pool (`new_injected_jobs`, which marks
-/// that it counted on the searchers, so that a last searcher beside parked workers only
-/// may look without a barrier or not at all); else it is a third worker that keeps running
+/// sleeper. `injected`: the pusher is outside the pool (`new_injected_jobs`, which decides
+/// to count on the searchers on a read-modify-write, so that a last searcher beside
+/// parked workers only may look without a barrier); else it is a third worker that keeps running
 /// (`new_jobs`, a push with the light barrier only, which the searcher's heavy barrier and
 /// second look cover).
 fn a_searcher_counted_on_wakes_a_sleeper_when_it_leaves(injected: bool) {

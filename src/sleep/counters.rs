@@ -7,16 +7,10 @@
 //! |-------|------------------------------------------|
 //! | 0-15  | sleeping threads (parked on a condvar)   |
 //! | 16-31 | inactive threads (idle, sleepy or asleep)|
-//! | 32    | searchers counted on (see below)         |
-//! | 33-63 | jobs event counter (JEC)                 |
+//! | 32-63 | jobs event counter (JEC)                 |
 //!
 //! The JEC is even while some thread is *sleepy* and nobody posted work since; odd while
 //! the pool is *active*. The layout follows rayon-core's `sleep/counters.rs`.
-//!
-//! *Searchers counted on* is set by a thread that injected work, saw workers parked and
-//! woke none because a worker that is searching will find the work; the last searcher to
-//! stop searching clears it, and then looks for work left (docs/sleep.md, "When P wakes
-//! nobody").
 
 use crate::sync::checked::AtomicU64;
 use crate::sync::Ordering;
@@ -28,10 +22,8 @@ const THREADS_BITS: u32 = 16;
 const SLEEPING_SHIFT: u32 = 0;
 /// Position of the inactive-threads field (bits 16-31).
 const INACTIVE_SHIFT: u32 = THREADS_BITS;
-/// The searchers-counted-on flag (bit 32).
-const COUNTED_ON: u64 = 1 << (2 * THREADS_BITS);
-/// Position of the jobs event counter (bits 33-63).
-const JEC_SHIFT: u32 = 2 * THREADS_BITS + 1;
+/// Position of the jobs event counter (bits 32-63).
+const JEC_SHIFT: u32 = 2 * THREADS_BITS;
 /// One sleeping thread, as an addend to the word.
 const ONE_SLEEPING: u64 = 1 << SLEEPING_SHIFT;
 /// One inactive thread, as an addend to the word.
@@ -101,15 +93,6 @@ impl Counters {
         self.word & (THREADS_MASK << INACTIVE_SHIFT) != 0
     }
 
-    /// Whether an injection counted on the searching workers since the last searcher
-    /// stopped searching ([`AtomicCounters::count_on_searchers`]). The protocol needs no
-    /// test of it: the flag's read-modify-write is what orders the injection's push before
-    /// the last searcher's look.
-    #[cfg(test)]
-    pub(crate) fn searchers_counted_on(self) -> bool {
-        self.word & COUNTED_ON != 0
-    }
-
     /// Threads parked on their condvar.
     #[inline]
     pub(crate) fn sleeping_threads(self) -> usize {
@@ -176,43 +159,30 @@ impl AtomicCounters {
         }
     }
 
-    /// Sets the searchers-counted-on flag and returns the counters as they were before:
-    /// an injector that woke no sleeper because a searching worker will find its job
-    /// decides on this value, so that the decision and the flag take one atomic step.
+    /// Reads the word with a read-modify-write that changes nothing (`fetch_add(0)`): an
+    /// injector that is about to wake no sleeper, counting on a searching worker to find
+    /// its job, decides on this value. Being a write in the word's modification order
+    /// (SeqCst, so a release), it orders the injector's push before the look of the last
+    /// searcher, whose decrement follows it there; a searcher whose decrement precedes
+    /// it is no longer counted as searching in the value returned (docs/sleep.md, "When
+    /// P wakes nobody").
     #[inline]
     pub(crate) fn count_on_searchers(&self) -> Counters {
         Counters {
-            word: self.value.fetch_or(COUNTED_ON, Ordering::SeqCst),
+            word: self.value.fetch_add(0, Ordering::SeqCst),
         }
     }
 
-    /// A worker found work: it is no longer inactive. The last searcher (no other
-    /// inactive worker awake) also clears the searchers-counted-on flag, in the same
-    /// step. Returns the counters as they were before (the caller decides whether to look
-    /// for work left and wake a sleeper: "the last searcher wakes one").
+    /// A worker found work: it is no longer inactive. Returns the counters as they were
+    /// before (the caller decides whether to wake a sleeper: "the last searcher wakes one").
     #[inline]
     pub(crate) fn sub_inactive_thread(&self) -> Counters {
-        let mut old = self.load(Ordering::Relaxed);
-        loop {
-            debug_assert!(old.inactive_threads() > 0);
-            debug_assert!(old.sleeping_threads() <= old.inactive_threads());
-            let mut new = old.word - ONE_INACTIVE;
-            if old.awake_but_idle_threads() == 1 {
-                new &= !COUNTED_ON;
-            }
-            // SeqCst both ways: the read is the value the caller decides on, and it
-            // must come after every injection's flag that it clears (the injection's
-            // push then happens before the caller's look).
-            match self.value.compare_exchange_weak(
-                old.word,
-                new,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return old,
-                Err(word) => old = Counters { word },
-            }
-        }
+        let old = Counters {
+            word: self.value.fetch_sub(ONE_INACTIVE, Ordering::SeqCst),
+        };
+        debug_assert!(old.inactive_threads() > 0);
+        debug_assert!(old.sleeping_threads() <= old.inactive_threads());
+        old
     }
 
     /// A sleeper is woken (by its waker) or backs out of sleeping (by itself).
@@ -282,40 +252,27 @@ mod test {
     }
 
     #[test]
-    fn the_last_searcher_clears_the_counted_on_flag() {
+    fn counting_on_searchers_reads_the_word_and_changes_nothing() {
         let c = AtomicCounters::new();
-        // Two searchers and a sleeper; an injection counts on the searchers.
-        c.add_inactive_thread();
         c.add_inactive_thread();
         c.add_inactive_thread();
         assert!(c.try_add_sleeping_thread(c.load(Ordering::SeqCst)));
-        assert!(!c.count_on_searchers().searchers_counted_on());
-        assert!(c.count_on_searchers().searchers_counted_on());
-        // The first searcher to leave is not the last: the flag stays for the other.
-        let first = c.sub_inactive_thread();
-        assert_eq!(first.awake_but_idle_threads(), 2);
-        assert!(c.load(Ordering::SeqCst).searchers_counted_on());
-        // The last one sees it and clears it; the JEC and the other fields are untouched.
-        let jec = c.load(Ordering::SeqCst).jobs_counter();
-        let last = c.sub_inactive_thread();
-        assert!(last.searchers_counted_on());
-        assert_eq!(last.awake_but_idle_threads(), 1);
-        let now = c.load(Ordering::SeqCst);
-        assert!(!now.searchers_counted_on());
-        assert_eq!(now.jobs_counter(), jec);
-        assert_eq!((now.inactive_threads(), now.sleeping_threads()), (1, 1));
+        let before = c.load(Ordering::SeqCst).word;
+        let read = c.count_on_searchers();
+        assert_eq!(read.word, before);
+        assert_eq!(read.awake_but_idle_threads(), 1);
+        assert_eq!(c.load(Ordering::SeqCst).word, before);
     }
 
     #[test]
     fn jec_wraps_without_touching_thread_fields() {
         let c = AtomicCounters {
             value: CachePadded::new(AtomicU64::new(
-                (u64::MAX << JEC_SHIFT) | COUNTED_ON | ONE_INACTIVE | ONE_SLEEPING,
+                (u64::MAX << JEC_SHIFT) | ONE_INACTIVE | ONE_SLEEPING,
             )),
         };
         let after = c.increment_jobs_event_counter_if(|_| true);
         assert_eq!(after.jobs_counter(), JobsEventCounter(0));
-        assert!(after.searchers_counted_on());
         assert_eq!(after.inactive_threads(), 1);
         assert_eq!(after.sleeping_threads(), 1);
     }

@@ -3,7 +3,7 @@
 //! it stops searching (`docs/sleep.md`, "Posting work", "When P wakes nobody" and
 //! "Latches"). The falling-asleep half is in `mod.rs`.
 
-use super::counters::{Counters, JobsEventCounter};
+use super::counters::JobsEventCounter;
 use super::{CoreLatch, IdleState, Sleep};
 use crate::sync::barrier;
 
@@ -21,11 +21,12 @@ impl Sleep {
     ///   barrier is the light one: a first look that finds nothing is repeated after the
     ///   heavy barrier, which makes it exact;
     /// * while every other worker is parked, only an injection, or this worker itself
-    ///   (a batch it moved from the injector, or user code that ran while it searched: a
-    ///   `tracing` subscriber of its `job_stolen` event that spawns). An injection said so
-    ///   by setting the searchers-counted-on flag, which our read-modify-write of the
-    ///   counters read and cleared, so its push happens before our look; our own pushes
-    ///   precede it in program order. One look without a barrier is exact for both.
+    ///   (a batch it moved from the injector to its batch queue, or user code that ran
+    ///   while it searched: a `tracing` subscriber of its `job_stolen` event that spawns). An injection that
+    ///   counted on us read the counters with a read-modify-write
+    ///   (`AtomicCounters::count_on_searchers`) that our decrement follows in the word's
+    ///   order, so its push happens before our look; our own pushes precede it in
+    ///   program order. One look without a barrier is exact for both.
     ///
     /// rayon-core woke up to two sleepers on every find, which for sporadic work woke a
     /// second worker per job only for it to spin and park again.
@@ -38,7 +39,7 @@ impl Sleep {
                 self.wake_one_if_work_left(more_work);
             } else if more_work() {
                 // Exact for our own pushes (program order) and for every injection that
-                // counted on us (its flag, which our decrement read).
+                // counted on us (its read-modify-write, which our decrement follows).
                 self.wake_any_threads(1);
             }
         }
@@ -72,9 +73,9 @@ impl Sleep {
         }
     }
 
-    /// `num_jobs` jobs were pushed to the injector or to a worker's own deque;
-    /// `queue_was_empty` is whether that queue was empty just before. Wakes sleepers if
-    /// the awake workers may not be enough to pick the jobs up.
+    /// `num_jobs` jobs were pushed to a worker's own deque; `queue_was_empty` is whether
+    /// that deque was empty just before. Wakes sleepers if the awake workers may not be
+    /// enough to pick the jobs up.
     ///
     /// Must be called *after* the push: the light barrier here pairs with the heavy
     /// barrier in `sleep` (step 4), so either this call sees the sleeper registered and
@@ -82,35 +83,20 @@ impl Sleep {
     #[inline]
     pub(crate) fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         barrier::light();
-        self.wake_for_new_jobs(num_jobs, queue_was_empty)
+        self.wake_for_new_jobs(num_jobs, queue_was_empty, false)
     }
 
-    /// [`new_jobs`](Self::new_jobs) for jobs that came through the injector: pushed there
-    /// (from outside the pool, or from another pool), or moved from it to a searching
-    /// worker's batch queue. Their pusher does not look at the queues again, so when it
-    /// counts on the searching workers instead of waking a sleeper, it says so in the
-    /// counters ([`AtomicCounters::count_on_searchers`](super::counters::AtomicCounters::count_on_searchers)):
-    /// then the last searcher, while every other worker is parked, looks for work left
-    /// without a heavy barrier, and skips the look when nobody counted on it
-    /// ([`Sleep::work_found`]).
+    /// [`new_jobs`](Self::new_jobs) for jobs pushed to the injector (from outside the
+    /// pool, or from another pool). Their pusher does not look at the queues again, so when it
+    /// counts on the searching workers instead of waking a sleeper, it decides on a value
+    /// read with a read-modify-write
+    /// ([`AtomicCounters::count_on_searchers`](super::counters::AtomicCounters::count_on_searchers)):
+    /// that is what lets the last searcher, while every other worker is parked, look for
+    /// work left without a heavy barrier ([`Sleep::work_found`]).
     #[inline]
     pub(crate) fn new_injected_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
         barrier::light();
-        let counters = self
-            .counters
-            .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
-        if counters.sleeping_threads() == 0 {
-            // A sleeper registered after this load sees the jobs in its last look.
-            return;
-        }
-        let counters = if queue_was_empty && counters.awake_but_idle_threads() >= num_jobs as usize
-        {
-            // About to count on the searchers: decide on the value the flag is set in.
-            self.counters.count_on_searchers()
-        } else {
-            counters
-        };
-        self.wake_sleepers_for(counters, num_jobs, queue_was_empty);
+        self.wake_for_new_jobs(num_jobs, queue_was_empty, true)
     }
 
     /// One job was pushed on *every* worker's broadcast queue. Each must run on its own
@@ -134,28 +120,28 @@ impl Sleep {
         }
     }
 
-    /// The rest of [`new_jobs`](Self::new_jobs) after the light barrier: makes the JEC odd
-    /// if it is even, then wakes sleepers ([`wake_sleepers_for`](Self::wake_sleepers_for)).
+    /// The rest of [`new_jobs`](Self::new_jobs) and
+    /// [`new_injected_jobs`](Self::new_injected_jobs) (`injected`) after the light barrier:
+    /// makes the JEC odd if it is even, then wakes sleepers for the jobs the awake idle
+    /// workers do not cover: `num_jobs` less those workers, or all `num_jobs` when
+    /// `queue_was_empty` is false (the queue held work already, so the awake workers are
+    /// busy); at most every sleeper.
     #[inline]
-    fn wake_for_new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {
+    fn wake_for_new_jobs(&self, num_jobs: u32, queue_was_empty: bool, injected: bool) {
         // Make the JEC odd if some worker is sleepy, so it will back out of sleeping.
-        let counters = self
+        let mut counters = self
             .counters
             .increment_jobs_event_counter_if(JobsEventCounter::is_sleepy);
-        self.wake_sleepers_for(counters, num_jobs, queue_was_empty);
-    }
-
-    /// Wakes sleepers for the jobs that the awake idle workers in `counters` do not cover:
-    /// `num_jobs` less those workers, or all `num_jobs` when `queue_was_empty` is false
-    /// (the queue held work already, so the awake workers are busy); at most every
-    /// sleeper.
-    #[inline]
-    fn wake_sleepers_for(&self, counters: Counters, num_jobs: u32, queue_was_empty: bool) {
-        let num_sleepers = counters.sleeping_threads();
-        if num_sleepers == 0 {
+        if counters.sleeping_threads() == 0 {
             return;
         }
         let num_jobs = num_jobs as usize;
+        if injected && queue_was_empty && counters.awake_but_idle_threads() >= num_jobs {
+            // About to leave the jobs to the searchers alone: decide on a value read with
+            // a read-modify-write, which orders our push before the last searcher's look.
+            counters = self.counters.count_on_searchers();
+        }
+        let num_sleepers = counters.sleeping_threads();
         let num_awake_but_idle = counters.awake_but_idle_threads();
         if !queue_was_empty {
             // Work was already waiting and nobody took it: the awake ones are busy.

@@ -156,15 +156,13 @@ impl WorkerThread {
     }
 
     /// A batch steal may have left jobs in the own batch queue: they are stealable now,
-    /// so tell the sleep module as for an injection (we will not look at them again
-    /// before running the job we popped). We still count as idle here, so this rarely
-    /// wakes anyone itself: the wake usually comes from `work_found` (the last searcher
-    /// wakes one) that our caller runs next, which the flag this may set tells to look
-    /// (docs/sleep.md).
+    /// so tell the sleep module as for a push. We still count as idle here, so this
+    /// rarely wakes anyone itself: the wake usually comes from `work_found` (the last
+    /// searcher wakes one) that our caller runs next (docs/sleep.md).
     #[inline]
     fn batch_landed(&self) {
         if !self.batch.is_empty() {
-            self.registry.sleep.new_injected_jobs(1, true);
+            self.registry.sleep.new_jobs(1, true);
         }
     }
 
