@@ -6,8 +6,13 @@
 //! (`docs/sleep.md`, "When P wakes nobody"). Here the stolen job waits for the spawned one,
 //! so a skipped look is a lost wake-up: the wait times out.
 //!
+//! The `thread_idle` and `thread_active` events fire as a worker parks and wakes; a
+//! subscriber that spawns from them wakes a parked worker, possibly the one emitting, so
+//! the events must fire outside the worker's parking lock.
+//!
 //! `cargo test --features tracing --test tracing_spawn` (as `.ci/run` does). Its own test
-//! binary: the subscriber is the process's global default.
+//! binary: the subscriber is the process's global default, and the tests take `SERIAL` so
+//! each arms it alone.
 #![cfg(feature = "tracing")]
 
 mod common;
@@ -26,7 +31,13 @@ static SENDER: Mutex<Option<SyncSender<()>>> = Mutex::new(None);
 /// Whether a `job_stolen` event took the sender (and spawned).
 static SPAWNED: AtomicBool = AtomicBool::new(false);
 
-/// Spawns one job from the first `job_stolen` event after each arming.
+/// The sender the next `thread_idle` event hands to the job it spawns.
+static IDLE_SENDER: Mutex<Option<SyncSender<usize>>> = Mutex::new(None);
+/// One test at a time arms the subscriber.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Spawns one job from the first `job_stolen` event after each arming of `SENDER`, and
+/// one from the first `thread_idle` event after each arming of `IDLE_SENDER`.
 struct SpawnOnSteal;
 
 impl Subscriber for SpawnOnSteal {
@@ -39,6 +50,16 @@ impl Subscriber for SpawnOnSteal {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
+        if event.metadata().name() == "thread_idle" {
+            if let Some(tx) = IDLE_SENDER.lock().unwrap().take() {
+                // The parking worker spawns onto its own pool and so wakes a parked
+                // worker: with one worker, itself.
+                stealpool::spawn(move || {
+                    let _ = tx.send(stealpool::current_thread_index().unwrap_or(usize::MAX));
+                });
+            }
+            return;
+        }
         if event.metadata().name() != "job_stolen" {
             return;
         }
@@ -56,9 +77,45 @@ impl Subscriber for SpawnOnSteal {
     fn exit(&self, _: &Id) {}
 }
 
+/// Installs the subscriber once for the whole binary.
+fn subscriber() -> std::sync::MutexGuard<'static, ()> {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| tracing::subscriber::set_global_default(SpawnOnSteal).unwrap());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn a_subscriber_that_spawns_as_a_worker_parks_does_not_hang_it() {
+    let _serial = subscriber();
+    let ran_on = watchdog(60, || {
+        let mut ran_on = Vec::new();
+        for threads in [1, 2] {
+            let pool = stealpool::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for _ in 0..5 {
+                let (tx, rx) = mpsc::sync_channel(1);
+                *IDLE_SENDER.lock().unwrap() = Some(tx);
+                // A job makes sure a worker of this pool runs and later parks again.
+                pool.install(|| ());
+                // Nothing else of this pool runs: the job that sends was spawned by a
+                // worker of `pool` from its `thread_idle` event.
+                let index = rx
+                    .recv_timeout(Duration::from_secs(20))
+                    .expect("the job spawned from thread_idle ran (its worker parked and woke)");
+                ran_on.push(index);
+            }
+        }
+        ran_on
+    });
+    assert_eq!(ran_on.len(), 10);
+    assert!(ran_on.iter().all(|&i| i < 2), "ran on a worker: {ran_on:?}");
+}
+
 #[test]
 fn a_job_spawned_by_a_subscriber_while_its_worker_searches_is_not_lost() {
-    tracing::subscriber::set_global_default(SpawnOnSteal).unwrap();
+    let _serial = subscriber();
     let (spawned, lost) = watchdog(60, || {
         let pool = stealpool::ThreadPoolBuilder::new()
             .num_threads(2)

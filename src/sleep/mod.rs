@@ -357,25 +357,35 @@ impl Sleep {
         // Step 5: block, unless a waker came in between (it cleared `is_blocked` and
         // decremented `sleeping` for us) or the last look found work.
         let mut is_blocked = sleep_state.is_blocked.lock();
-        if !*is_blocked {
+        let park_now = if !*is_blocked {
             // Woken before we blocked.
+            false
         } else if pending {
             // Back out: nobody will wake us, so undo the registration ourselves.
             *is_blocked = false;
             self.counters.sub_sleeping_thread();
+            false
         } else {
+            true
+        };
+        drop(is_blocked);
+        if park_now {
+            // The observer runs user code (a `tracing` subscriber), which may push a job
+            // and so wake a sleeper, this worker included: it runs outside our mutex,
+            // which that wake-up takes. A waker that comes meanwhile clears `is_blocked`.
             let parked_at = Instant::now();
             observer.parked(crate::metrics::now_ns());
-            if recheck {
+            let mut is_blocked = sleep_state.is_blocked.lock();
+            if recheck && *is_blocked {
                 is_blocked = self.recheck(sleep_state, is_blocked, &has_pending_jobs);
             }
             while *is_blocked {
                 is_blocked = sleep_state.condvar.wait(is_blocked);
             }
             // The waker (or the recheck) already decremented `sleeping` for us.
+            drop(is_blocked);
             observer.unparked(parked_at.elapsed().as_nanos() as u64);
         }
-        drop(is_blocked);
 
         idle_state.wake_fully();
         latch.wake_up();
