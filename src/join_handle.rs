@@ -299,13 +299,28 @@ impl<T> Future for JoinHandle<T> {
             return Poll::Ready(result);
         }
         self.assert_result_not_taken();
-        // Registered under the lock `complete` takes: either the job has not finished and
-        // will find this waker, or its result was there above.
-        match &slot.waker {
-            Some(waker) if waker.will_wake(cx.waker()) => {}
-            _ => slot.waker = Some(cx.waker().clone()),
+        if matches!(&slot.waker, Some(waker) if waker.will_wake(cx.waker())) {
+            return Poll::Pending;
         }
-        Poll::Pending
+        // The waker's clone, and the old waker's drop, are the executor's code: they run
+        // outside the lock, which the job's `complete` takes (a waker that waits for the
+        // pool would hold up the job it waits for).
+        drop(slot);
+        let waker = cx.waker().clone();
+        let mut slot = self.state.slot.lock();
+        // Registered under the lock `complete` takes: either the job has not finished and
+        // will find this waker, or its result is there now.
+        let result = slot.result.take();
+        let replaced = match result {
+            Some(_) => None,
+            None => slot.waker.replace(waker),
+        };
+        drop(slot);
+        drop(replaced);
+        match result {
+            Some(result) => Poll::Ready(result),
+            None => Poll::Pending,
+        }
     }
 }
 

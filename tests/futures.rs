@@ -252,3 +252,99 @@ fn a_waker_that_outlives_block_on_is_harmless() {
         }
     });
 }
+
+/// What a test waker does from its `clone` or its `drop`: release the handle's job (blocked
+/// on a channel), then `install` on the job's one-worker pool. Leaked: a `RawWaker`'s data.
+struct PoolWaker {
+    pool: Arc<stealpool::ThreadPool>,
+    release: Mutex<Option<mpsc::Sender<()>>>,
+    on_clone: bool,
+}
+
+impl PoolWaker {
+    fn act(&self) {
+        if let Some(release) = self.release.lock().unwrap().take() {
+            release.send(()).unwrap();
+            // The worker can run this only once the job has completed, which takes the
+            // handle's lock: a waker called under that lock never returns.
+            self.pool.install(|| ());
+        }
+    }
+}
+
+static POOL_WAKER: std::task::RawWakerVTable = std::task::RawWakerVTable::new(
+    |data| {
+        // SAFETY: `data` is a leaked `PoolWaker` (`pool_waker`).
+        let waker = unsafe { &*data.cast::<PoolWaker>() };
+        if waker.on_clone {
+            waker.act();
+        }
+        std::task::RawWaker::new(data, &POOL_WAKER)
+    },
+    |_| {},
+    |_| {},
+    |data| {
+        // SAFETY: as above.
+        let waker = unsafe { &*data.cast::<PoolWaker>() };
+        if !waker.on_clone {
+            waker.act();
+        }
+    },
+);
+
+fn pool_waker(waker: PoolWaker) -> Waker {
+    let data: *const PoolWaker = Box::leak(Box::new(waker));
+    // SAFETY: the vtable's functions take `data` as the leaked `PoolWaker` it is, which
+    // lives for the rest of the process.
+    unsafe { Waker::from_raw(std::task::RawWaker::new(data.cast(), &POOL_WAKER)) }
+}
+
+/// A waker's `clone` (the executor's code) that waits for the handle's own pool: the
+/// handle must not call it while holding the lock the job's completion takes.
+#[test]
+fn a_waker_whose_clone_waits_for_the_pool_does_not_deadlock_the_handle() {
+    watchdog(60, || {
+        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
+        let (release, released) = mpsc::channel::<()>();
+        let mut handle = pool.spawn_with_handle(move || released.recv().unwrap());
+        let waker = pool_waker(PoolWaker {
+            pool: Arc::clone(&pool),
+            release: Mutex::new(Some(release)),
+            on_clone: true,
+        });
+        // The job waits for the release, so the poll finds no result and clones the waker,
+        // which releases the job and waits for the pool; the poll then finds the result.
+        let poll = Pin::new(&mut handle).poll(&mut std::task::Context::from_waker(&waker));
+        assert!(matches!(poll, Poll::Ready(Ok(()))));
+    });
+}
+
+/// The same from the `drop` of the waker a second poll replaces.
+#[test]
+fn a_replaced_waker_whose_drop_waits_for_the_pool_does_not_deadlock_the_handle() {
+    watchdog(60, || {
+        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
+        let (release, released) = mpsc::channel::<()>();
+        let mut handle = pool.spawn_with_handle(move || released.recv().unwrap());
+        let first = pool_waker(PoolWaker {
+            pool: Arc::clone(&pool),
+            release: Mutex::new(Some(release)),
+            on_clone: false,
+        });
+        let poll = Pin::new(&mut handle).poll(&mut std::task::Context::from_waker(&first));
+        assert!(poll.is_pending());
+        // The handle keeps a clone of `first`; a poll with another waker drops that clone
+        // (ours stays alive until the end, so the clone's drop is the first to act).
+        let second = pool_waker(PoolWaker {
+            pool: Arc::clone(&pool),
+            release: Mutex::new(None),
+            on_clone: false,
+        });
+        let poll = Pin::new(&mut handle).poll(&mut std::task::Context::from_waker(&second));
+        // The replaced waker's drop released the job and waited for it to complete.
+        assert!(poll.is_pending());
+        assert!(handle.is_finished());
+        drop(first);
+        handle.join().unwrap();
+    });
+}
