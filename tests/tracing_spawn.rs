@@ -1,10 +1,11 @@
-//! A `tracing` subscriber is user code that runs on a worker while the worker still counts
-//! as searching: the `job_stolen` event fires after the steal and before the worker leaves
-//! the idle state. A subscriber that spawns from it pushes a job on that worker's own
-//! deque; when the worker then stops searching as the last searcher while every other
-//! worker is parked, its look for work left must see that job and wake a sleeper for it
-//! (`docs/sleep.md`, "When P wakes nobody"). Here the stolen job waits for the spawned one,
-//! so a skipped look is a lost wake-up: the wait times out.
+//! A `tracing` subscriber is user code that runs on a worker. The `job_stolen` event fires
+//! after the steal, once the worker counts as running again. A subscriber that spawns from
+//! it pushes a job on that worker's own deque, which must wake a sleeper (or be run by
+//! the worker) although every other worker is parked. Here the stolen job waits for the
+//! spawned one, so a lost wake-up shows as a timed-out wait. A subscriber that waits for
+//! another pool from `job_stolen` parks the worker inside the event: the worker must not
+//! still count as searching then, or an injection into its pool would count on it and
+//! wake nobody.
 //!
 //! The `thread_idle` and `thread_active` events fire as a worker parks and wakes; a
 //! subscriber that spawns from them wakes a parked worker, possibly the one emitting, so
@@ -33,6 +34,10 @@ static SPAWNED: AtomicBool = AtomicBool::new(false);
 
 /// The sender the next `thread_idle` event hands to the job it spawns.
 static IDLE_SENDER: Mutex<Option<SyncSender<usize>>> = Mutex::new(None);
+/// What the next `thread_idle` event of a thread named `idle-hook` runs, once.
+static ON_IDLE: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
+/// What the next `job_stolen` event runs (on the thief), once.
+static ON_STOLEN: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
 /// One test at a time arms the subscriber.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -50,6 +55,15 @@ impl Subscriber for SpawnOnSteal {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
+        if event.metadata().name() == "thread_idle"
+            && std::thread::current().name() == Some("idle-hook")
+        {
+            let on_idle = ON_IDLE.lock().unwrap().take();
+            if let Some(on_idle) = on_idle {
+                on_idle();
+                return;
+            }
+        }
         if event.metadata().name() == "thread_idle" {
             if let Some(tx) = IDLE_SENDER.lock().unwrap().take() {
                 // The parking worker spawns onto its own pool and so wakes a parked
@@ -61,6 +75,11 @@ impl Subscriber for SpawnOnSteal {
             return;
         }
         if event.metadata().name() != "job_stolen" {
+            return;
+        }
+        let on_stolen = ON_STOLEN.lock().unwrap().take();
+        if let Some(on_stolen) = on_stolen {
+            on_stolen();
             return;
         }
         if let Some(tx) = SENDER.lock().unwrap().take() {
@@ -114,7 +133,7 @@ fn a_subscriber_that_spawns_as_a_worker_parks_does_not_hang_it() {
 }
 
 #[test]
-fn a_job_spawned_by_a_subscriber_while_its_worker_searches_is_not_lost() {
+fn a_job_spawned_by_a_job_stolen_subscriber_is_not_lost() {
     let _serial = subscriber();
     let (spawned, lost) = watchdog(60, || {
         let pool = stealpool::ThreadPoolBuilder::new()
@@ -161,4 +180,102 @@ fn a_job_spawned_by_a_subscriber_while_its_worker_searches_is_not_lost() {
         spawned > 0,
         "no round had K stolen: the interleaving never happened"
     );
+}
+
+/// The thief's `job_stolen` event waits for a job of another pool, which itself waits for
+/// a job injected into the thief's pool once both of that pool's workers are parked (the
+/// thief inside the event, the owner in its scope): the injection must wake one of them.
+#[test]
+fn a_subscriber_that_waits_for_another_pool_from_job_stolen_is_woken() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let p = std::sync::Arc::new(
+            stealpool::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap(),
+        );
+        let q = stealpool::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let q = std::sync::Arc::new(q);
+        // Where the asymmetric barrier exists, let its registration (started by the first
+        // build) finish first: the injection below then takes the path that counts on an
+        // awake searcher, which a thief still counted as searching would fake.
+        let start = Instant::now();
+        while stealpool::__barrier_mode() == "fences" && start.elapsed() < Duration::from_secs(5) {
+            std::thread::yield_now();
+        }
+        let (ran_tx, ran_rx) = mpsc::channel::<()>();
+        for _ in 0..100 {
+            let (p2, q2, ran_tx) = (
+                std::sync::Arc::clone(&p),
+                std::sync::Arc::clone(&q),
+                ran_tx.clone(),
+            );
+            *ON_STOLEN.lock().unwrap() = Some(Box::new(move || {
+                q2.install(move || {
+                    // The thief waits for this job by running its own pool's jobs; with
+                    // none to run it parks, and so does the owner, which waits in the
+                    // scope for the job the thief took.
+                    common::wait_parked(&p2, 2);
+                    p2.install(|| ());
+                    ran_tx.send(()).unwrap();
+                });
+            }));
+            // A scope's spawns go on the installing worker's deque; the other worker steals.
+            p.install(|| {
+                stealpool::scope(|s| {
+                    for _ in 0..4 {
+                        s.spawn(|_| std::thread::sleep(Duration::from_millis(1)));
+                    }
+                })
+            });
+            if ON_STOLEN.lock().unwrap().take().is_none() {
+                // The hook ran (and `install` returned only after the thief's event did).
+                ran_rx
+                    .recv_timeout(Duration::from_secs(20))
+                    .expect("the injection into the thief's pool ran");
+                return;
+            }
+            // Nothing was stolen this time: the owner ran all four.
+        }
+        panic!("no steal in 100 rounds: the interleaving never happened");
+    });
+}
+
+/// A `thread_idle` subscriber that waits for another pool (its worker waits inside the
+/// event, running its own pool's jobs meanwhile): afterwards the pool must still wake for
+/// new work. The event once fired inside the parking protocol, where that wait counted the
+/// worker as a sleeper twice and one wake-up left a sleeper counted for ever.
+#[test]
+fn a_thread_idle_subscriber_that_waits_for_another_pool_leaves_the_pool_wakeable() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let q = stealpool::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (waited_tx, waited_rx) = mpsc::channel::<()>();
+        *ON_IDLE.lock().unwrap() = Some(Box::new(move || {
+            q.install(|| ());
+            waited_tx.send(()).unwrap();
+        }));
+        let p = stealpool::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "idle-hook".into())
+            .build()
+            .unwrap();
+        // The worker goes idle once started, with nothing to run: the event fires.
+        waited_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the thread_idle event fired and its wait returned");
+        common::wait_parked(&p, 1);
+        let (ran_tx, ran_rx) = mpsc::channel::<()>();
+        p.spawn(move || ran_tx.send(()).unwrap());
+        ran_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a job spawned after the event ran");
+    });
 }

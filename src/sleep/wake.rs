@@ -21,8 +21,7 @@ impl Sleep {
     ///   barrier is the light one: a first look that finds nothing is repeated after the
     ///   heavy barrier, which makes it exact;
     /// * while every other worker is parked, only an injection, or this worker itself
-    ///   (a batch it moved from the injector to its batch queue, or user code that ran
-    ///   while it searched: a `tracing` subscriber of its `job_stolen` event that spawns). An injection that
+    ///   (a batch it moved from the injector to its batch queue). An injection that
     ///   counted on us read the counters with a read-modify-write
     ///   (`AtomicCounters::count_on_searchers`) that our decrement follows in the word's
     ///   order, so its push happens before our look; our own pushes precede it in

@@ -156,7 +156,8 @@ impl WorkerThread {
                 .rescue(|| stealer.is_empty())?;
             self.timeline.note_source(JobSource::Rescue { victim });
             #[cfg(feature = "tracing")]
-            tracing::trace!(name: "job_rescued", worker = self.index(), victim);
+            self.found
+                .set(Some(super::observe::Found::Rescued { victim }));
             Some(job)
         })
     }

@@ -4,7 +4,8 @@
 //! for the others. The loop: [`WorkerThread::wait_until`] (`wait.rs`) runs local jobs,
 //! then searches ([`WorkerThread::find_work`], `search.rs`), then parks (`sleep`). The
 //! other modules: `lazy_join.rs` (the private second halves of `join`), `deferred.rs`
-//! (running jobs, and the count-downs and arena releases they defer).
+//! (running jobs, and the count-downs and arena releases they defer), `observe.rs` (what
+//! the worker tells `tracing`).
 
 use crate::job::{JobArena, JobFifo, JobRef};
 use crate::latch::LatchOwner;
@@ -26,6 +27,7 @@ pub(crate) use wait::{wait_loop, Frame};
 
 mod deferred;
 mod lazy_join;
+mod observe;
 mod search;
 mod wait;
 
@@ -71,6 +73,12 @@ pub(crate) struct WorkerThread {
     job_arena: JobArena,
     /// This worker's side of the pool's timeline (a no-op unless the pool records).
     timeline: WorkerRecorder,
+    /// The source of the job the last search took, for its `tracing` event (`tell_found`).
+    #[cfg(feature = "tracing")]
+    found: Cell<Option<observe::Found>>,
+    /// The idle period announced to `tracing` (`tell_idle`).
+    #[cfg(feature = "tracing")]
+    idle: observe::IdlePeriod,
 }
 
 /// Fair injection: between top-level jobs, at most one injected job per this many local
@@ -104,6 +112,10 @@ impl WorkerThread {
             local_ticks: Cell::new(0),
             deferred: DeferredWork::new(),
             job_arena: JobArena::new(),
+            #[cfg(feature = "tracing")]
+            found: Cell::new(None),
+            #[cfg(feature = "tracing")]
+            idle: observe::IdlePeriod::default(),
         }
     }
 
@@ -310,6 +322,7 @@ impl WorkerThread {
         self.promote_all();
         match self.find_work() {
             Some(job) => {
+                self.tell_found();
                 self.run_jobs().execute(job);
                 true
             }

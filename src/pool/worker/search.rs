@@ -136,7 +136,8 @@ impl WorkerThread {
                 .or_else(|| self.steal_batch_from(self.registry.batch_stealer(victim), retry))?;
             self.timeline.note_source(JobSource::Steal { victim });
             #[cfg(feature = "tracing")]
-            tracing::trace!(name: "job_stolen", worker = self.index(), victim);
+            self.found
+                .set(Some(super::observe::Found::Stolen { victim }));
             Some(job)
         })
     }

@@ -50,6 +50,19 @@ pub(crate) trait Waiter: ParkObserver {
     fn counters(&self) -> &WorkerCounters;
     /// Whether any queue this worker could take a job from holds one (racy).
     fn has_pending_jobs(&self) -> bool;
+    /// The search or rescue that just returned a job is over and the worker counts as
+    /// running again: tells observers where the job came from.
+    fn tell_found(&self) {}
+    /// The worker ran out of its own work and is about to look elsewhere (and maybe
+    /// park): tells observers, once per idle period, while the worker still counts as
+    /// running. Returns whether it told (observers are user code, which may have pushed
+    /// work: the loop then looks at its own queues again).
+    fn tell_idle(&self) -> bool {
+        false
+    }
+    /// The idle period that [`tell_idle`](Self::tell_idle) announced is over and the
+    /// worker counts as running again: tells observers.
+    fn tell_active(&self) {}
 }
 
 /// Runs jobs on `worker` until `latch` is set; parks when there are none. Local jobs come
@@ -81,10 +94,17 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
         }
         // Out of own work: nothing stays deferred while searching or parked.
         run.settle();
+        // Observers (user code) run here, while the worker counts as running, never
+        // inside the idle protocol: a wait of theirs would count this worker twice.
+        if worker.tell_idle() {
+            continue;
+        }
         let mut idle_state = sleep.start_looking(worker.index());
         while !latch.probe() {
             if let Some(job) = worker.find_work() {
                 sleep.work_found(&mut idle_state, more_work);
+                worker.tell_active();
+                worker.tell_found();
                 run.execute(job);
                 run.settle_for(latch);
                 // The job may have pushed local work: start over.
@@ -93,6 +113,8 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
             if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
                 if let Some(job) = worker.rescue() {
                     sleep.work_found(&mut idle_state, more_work);
+                    worker.tell_active();
+                    worker.tell_found();
                     worker.counters().rescue();
                     run.execute(job);
                     run.settle_for(latch);
@@ -103,6 +125,7 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
         }
         // The latch is set: we are active again.
         sleep.work_found(&mut idle_state, more_work);
+        worker.tell_active();
         break;
     }
     // Back to the waiting code: `run` drops here and delivers what the jobs deferred, so
@@ -187,6 +210,18 @@ impl Waiter for WorkerThread {
     fn has_pending_jobs(&self) -> bool {
         WorkerThread::has_pending_jobs(self)
     }
+    #[inline]
+    fn tell_found(&self) {
+        WorkerThread::tell_found(self)
+    }
+    #[inline]
+    fn tell_idle(&self) -> bool {
+        WorkerThread::tell_idle(self)
+    }
+    #[inline]
+    fn tell_active(&self) {
+        WorkerThread::tell_active(self)
+    }
 }
 
 /// A worker waits for a scope's or a broadcast's count by running other jobs.
@@ -200,20 +235,19 @@ impl StealingWaiter for WorkerThread {
     }
 }
 
-/// A parking worker tells its metrics and its timeline.
+/// A parking worker tells its metrics and its timeline (no user code: it runs inside the
+/// idle protocol; `tracing` hears of the idle period from `tell_idle`/`tell_active`).
 impl ParkObserver for WorkerThread {
     #[inline]
     fn parked(&self, since_epoch_ns: u64) {
         self.counters.park(since_epoch_ns);
         self.timeline.park();
-        #[cfg(feature = "tracing")]
-        tracing::trace!(name: "thread_idle", worker = self.index());
     }
     #[inline]
     fn unparked(&self, nanos: u64) {
         self.counters.unparked(nanos);
         self.timeline.unpark();
         #[cfg(feature = "tracing")]
-        tracing::trace!(name: "thread_active", worker = self.index(), parked_ns = nanos);
+        self.idle.parked_ns.set(self.idle.parked_ns.get() + nanos);
     }
 }
