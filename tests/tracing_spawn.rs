@@ -34,6 +34,10 @@ static SPAWNED: AtomicBool = AtomicBool::new(false);
 
 /// The sender the next `thread_idle` event hands to the job it spawns.
 static IDLE_SENDER: Mutex<Option<SyncSender<usize>>> = Mutex::new(None);
+/// What the next `job_injected` event on the given thread runs, once.
+#[allow(clippy::type_complexity)]
+static ON_INJECTED: Mutex<Option<(std::thread::ThreadId, Box<dyn FnOnce() + Send>)>> =
+    Mutex::new(None);
 /// What the next `thread_idle` event of a thread named `idle-hook` runs, once.
 static ON_IDLE: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
 /// What the next `job_stolen` event runs (on the thief), once.
@@ -55,6 +59,15 @@ impl Subscriber for SpawnOnSteal {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
+        if event.metadata().name() == "job_injected" {
+            let mut armed = ON_INJECTED.lock().unwrap();
+            if armed.as_ref().map(|(thread, _)| *thread) == Some(std::thread::current().id()) {
+                let (_, on_injected) = armed.take().unwrap();
+                drop(armed);
+                on_injected();
+            }
+            return;
+        }
         if event.metadata().name() == "thread_idle"
             && std::thread::current().name() == Some("idle-hook")
         {
@@ -200,13 +213,9 @@ fn a_subscriber_that_waits_for_another_pool_from_job_stolen_is_woken() {
             .build()
             .unwrap();
         let q = std::sync::Arc::new(q);
-        // Where the asymmetric barrier exists, let its registration (started by the first
-        // build) finish first: the injection below then takes the path that counts on an
-        // awake searcher, which a thief still counted as searching would fake.
-        let start = Instant::now();
-        while stealpool::__barrier_mode() == "fences" && start.elapsed() < Duration::from_secs(5) {
-            std::thread::yield_now();
-        }
+        // The injection below then takes the path that counts on an awake searcher, which
+        // a thief still counted as searching would fake.
+        wait_for_the_barrier();
         let (ran_tx, ran_rx) = mpsc::channel::<()>();
         for _ in 0..100 {
             let (p2, q2, ran_tx) = (
@@ -277,5 +286,115 @@ fn a_thread_idle_subscriber_that_waits_for_another_pool_leaves_the_pool_wakeable
         ran_rx
             .recv_timeout(Duration::from_secs(20))
             .expect("a job spawned after the event ran");
+    });
+}
+
+/// Where the asymmetric barrier exists, waits (up to 5 s) until its registration, started
+/// by the first build, is done: sleepers then park until woken, with no recheck.
+fn wait_for_the_barrier() {
+    let start = Instant::now();
+    while stealpool::__barrier_mode() == "fences" && start.elapsed() < Duration::from_secs(5) {
+        std::thread::yield_now();
+    }
+}
+
+/// Arms `ON_INJECTED` for the calling thread.
+fn on_injected(f: impl FnOnce() + Send + 'static) {
+    *ON_INJECTED.lock().unwrap() = Some((std::thread::current().id(), Box::new(f)));
+}
+
+/// A `job_injected` subscriber that calls into the same pool from outside runs between the
+/// outer call's push and its wait, on the same thread: each call waits on a latch of its
+/// own and gets its own value.
+#[test]
+fn a_job_injected_subscriber_may_call_the_pool_again() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let pool = std::sync::Arc::new(
+            stealpool::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap(),
+        );
+        for round in 0..20u32 {
+            let (inner_tx, inner_rx) = mpsc::channel();
+            let inner_pool = std::sync::Arc::clone(&pool);
+            on_injected(move || {
+                inner_tx
+                    .send(inner_pool.install(move || round * 2))
+                    .unwrap()
+            });
+            assert_eq!(pool.install(move || round), round);
+            assert_eq!(
+                inner_rx.try_recv(),
+                Ok(round * 2),
+                "the subscriber ran its call"
+            );
+        }
+    });
+}
+
+/// A `job_injected` subscriber that panics while an `install` from outside waits: the
+/// caller's job is already queued on its frame, so the panic goes to the pool's panic
+/// handler and the call completes.
+#[test]
+fn a_panicking_job_injected_subscriber_reaches_the_panic_handler() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let handled = std::sync::Arc::new(AtomicBool::new(false));
+        let handled2 = std::sync::Arc::clone(&handled);
+        let pool = stealpool::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .panic_handler(move |_| handled2.store(true, SeqCst))
+            .build()
+            .unwrap();
+        on_injected(|| panic!("subscriber"));
+        assert_eq!(pool.install(|| 5), 5);
+        assert!(
+            handled.load(SeqCst),
+            "the subscriber's panic reached the handler"
+        );
+        let (tx, rx) = mpsc::channel();
+        pool.spawn(move || tx.send(()).unwrap());
+        rx.recv_timeout(Duration::from_secs(20))
+            .expect("the pool still runs jobs");
+    });
+}
+
+/// A `job_injected` subscriber that blocks until the job just injected has run (it takes a
+/// lock that a running job holds until then): the job must already be queued and a
+/// worker woken when the subscriber runs.
+#[test]
+fn a_job_injected_subscriber_may_wait_for_the_injected_job() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let pool = stealpool::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let lock = std::sync::Arc::new(Mutex::new(()));
+        let (held_tx, held_rx) = mpsc::channel::<()>();
+        let (j_tx, j_rx) = mpsc::channel::<()>();
+        let (k_tx, k_rx) = mpsc::channel::<bool>();
+        let k_lock = std::sync::Arc::clone(&lock);
+        pool.spawn(move || {
+            let _held = k_lock.lock().unwrap();
+            held_tx.send(()).unwrap();
+            k_tx.send(j_rx.recv_timeout(Duration::from_secs(20)).is_ok())
+                .unwrap();
+        });
+        held_rx.recv().unwrap();
+        // The other worker has nothing to do: it parks, and only the injection wakes it
+        // (once the barrier's registration is done: before, a sleeper rechecks after a
+        // millisecond on its own).
+        wait_for_the_barrier();
+        common::wait_parked(&pool, 1);
+        let hook_lock = std::sync::Arc::clone(&lock);
+        on_injected(move || drop(hook_lock.lock().unwrap()));
+        pool.spawn(move || j_tx.send(()).unwrap());
+        assert!(
+            k_rx.recv().unwrap(),
+            "the injected job ran while the subscriber waited"
+        );
     });
 }

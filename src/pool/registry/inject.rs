@@ -24,9 +24,12 @@ impl Registry {
         if let Some(recorder) = self.recorder() {
             recorder.injected();
         }
-        #[cfg(feature = "tracing")]
-        tracing::trace!(name: "job_injected", queue_was_empty);
         self.sleep.new_injected_jobs(1, queue_was_empty);
+        // A subscriber is user code: it runs once the job is queued and a worker woken (it
+        // may wait for that job), and its panic goes where a spawned job's would, since
+        // the caller may not unwind now (its job, on its frame, is queued).
+        #[cfg(feature = "tracing")]
+        self.catch_unwind(|| tracing::trace!(name: "job_injected", queue_was_empty));
     }
 
     /// Pushes one job on every worker's broadcast queue (job `i` for worker `i`) and wakes
@@ -73,6 +76,7 @@ impl Registry {
         R: Send,
     {
         thread_local!(static PARK_LATCH: ParkLatch = ParkLatch::new());
+        thread_local!(static PARK_LATCH_BUSY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
 
         // Before anything is queued: it may panic (Windows' loader lock).
         self.check_wait(WaitNeeds::AnyWorker);
@@ -97,8 +101,21 @@ impl Registry {
             // SAFETY: the latch was observed set (`wait_and_reset` returned).
             unsafe { job.take_value() }
         };
-        // From a thread-local destructor that runs after `PARK_LATCH`'s own, the
-        // thread-local is gone: use a latch on this frame instead.
+        // A call from user code that runs while this thread's latch is in use (a `tracing`
+        // subscriber of `job_injected`, between our push and our wait) gets a latch of its
+        // own, as does one from a thread-local destructor that runs after `PARK_LATCH`'s.
+        let busy = PARK_LATCH_BUSY.try_with(|busy| busy.replace(true));
+        if busy != Ok(false) {
+            return run(&ParkLatch::new());
+        }
+        /// Frees the thread's latch when the call is over, unwinding included.
+        struct Free;
+        impl Drop for Free {
+            fn drop(&mut self) {
+                let _ = PARK_LATCH_BUSY.try_with(|busy| busy.set(false));
+            }
+        }
+        let _free = Free;
         PARK_LATCH
             .try_with(&mut run)
             .unwrap_or_else(|_| run(&ParkLatch::new()))
