@@ -398,3 +398,25 @@ fn a_job_injected_subscriber_may_wait_for_the_injected_job() {
         );
     });
 }
+
+/// A worker's event subscriber that panics (`thread_idle` here): the panic goes to the
+/// pool's panic handler, and the worker goes on.
+#[test]
+fn a_panicking_worker_event_subscriber_reaches_the_panic_handler() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let (handled_tx, handled_rx) = mpsc::channel::<()>();
+        let handled_tx = Mutex::new(handled_tx);
+        *ON_IDLE.lock().unwrap() = Some(Box::new(|| panic!("subscriber")));
+        let pool = stealpool::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "idle-hook".into())
+            .panic_handler(move |_| handled_tx.lock().unwrap().send(()).unwrap())
+            .build()
+            .unwrap();
+        handled_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the subscriber's panic reached the handler");
+        assert_eq!(pool.install(|| 3), 3);
+    });
+}

@@ -1,7 +1,8 @@
 //! What a worker tells `tracing` (feature `tracing`): where a job it found came from, and
 //! its idle periods. Observers are user code: each event is emitted while the worker
 //! counts as running, never inside the idle protocol (`docs/sleep.md`), so that an
-//! observer may spawn, wait for a pool, or block without making the worker count twice.
+//! observer may spawn, wait for a pool, or block without making the worker count twice;
+//! an observer's panic goes to the pool's panic handler, as a spawned job's does.
 
 use super::WorkerThread;
 #[cfg(feature = "tracing")]
@@ -33,12 +34,12 @@ impl WorkerThread {
     pub(super) fn tell_found(&self) {
         #[cfg(feature = "tracing")]
         match self.found.take() {
-            Some(Found::Stolen { victim }) => {
-                tracing::trace!(name: "job_stolen", worker = self.index(), victim)
-            }
-            Some(Found::Rescued { victim }) => {
-                tracing::trace!(name: "job_rescued", worker = self.index(), victim)
-            }
+            Some(Found::Stolen { victim }) => self.registry.catch_unwind(
+                || tracing::trace!(name: "job_stolen", worker = self.index(), victim),
+            ),
+            Some(Found::Rescued { victim }) => self.registry.catch_unwind(
+                || tracing::trace!(name: "job_rescued", worker = self.index(), victim),
+            ),
             None => {}
         }
     }
@@ -62,7 +63,8 @@ impl WorkerThread {
         if self.idle.since.get().is_none() {
             self.idle.since.set(Some(std::time::Instant::now()));
             self.idle.parked_ns.set(0);
-            tracing::trace!(name: "thread_idle", worker = self.index());
+            self.registry
+                .catch_unwind(|| tracing::trace!(name: "thread_idle", worker = self.index()));
             return true;
         }
         false
@@ -74,12 +76,11 @@ impl WorkerThread {
     pub(super) fn tell_active(&self) {
         #[cfg(feature = "tracing")]
         if let Some(since) = self.idle.since.take() {
-            tracing::trace!(
-                name: "thread_active",
-                worker = self.index(),
-                idle_ns = since.elapsed().as_nanos() as u64,
-                parked_ns = self.idle.parked_ns.get()
-            );
+            let idle_ns = since.elapsed().as_nanos() as u64;
+            let parked_ns = self.idle.parked_ns.get();
+            self.registry.catch_unwind(|| {
+                tracing::trace!(name: "thread_active", worker = self.index(), idle_ns, parked_ns)
+            });
         }
     }
 }
