@@ -53,7 +53,12 @@ impl Subscriber for SpawnOnSteal {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
         metadata.target().starts_with("stealpool")
     }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
+    fn new_span(&self, attributes: &Attributes<'_>) -> Id {
+        if attributes.metadata().name() == "worker_thread"
+            && std::thread::current().name() == Some("span-hook")
+        {
+            panic!("subscriber");
+        }
         Id::from_u64(1)
     }
     fn record(&self, _: &Id, _: &Record<'_>) {}
@@ -418,5 +423,26 @@ fn a_panicking_worker_event_subscriber_reaches_the_panic_handler() {
             .recv_timeout(Duration::from_secs(20))
             .expect("the subscriber's panic reached the handler");
         assert_eq!(pool.install(|| 3), 3);
+    });
+}
+
+/// A subscriber that panics when a worker opens its `worker_thread` span: the panic goes
+/// to the pool's panic handler, and the worker runs jobs all the same.
+#[test]
+fn a_subscriber_that_panics_on_the_worker_span_reaches_the_panic_handler() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let (handled_tx, handled_rx) = mpsc::channel::<()>();
+        let handled_tx = Mutex::new(handled_tx);
+        let pool = stealpool::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "span-hook".into())
+            .panic_handler(move |_| handled_tx.lock().unwrap().send(()).unwrap())
+            .build()
+            .unwrap();
+        assert_eq!(pool.install(|| 4), 4);
+        handled_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the subscriber's panic reached the handler");
     });
 }

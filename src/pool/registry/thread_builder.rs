@@ -166,12 +166,15 @@ unsafe fn main_loop(thread: ThreadBuilder) {
         registry.catch_unwind(|| handler(index));
     }
 
-    // The whole scheduling loop: run jobs until the pool terminates.
+    // The whole scheduling loop: run jobs until the pool terminates. The span's subscriber
+    // is user code: its panic goes to the panic handler, as the handlers' do.
     #[cfg(feature = "tracing")]
-    let span = tracing::trace_span!("worker_thread", index).entered();
+    let mut span = None;
+    #[cfg(feature = "tracing")]
+    registry.catch_unwind(|| span = Some(tracing::trace_span!("worker_thread", index).entered()));
     worker_thread.main_loop(&info.terminate);
     #[cfg(feature = "tracing")]
-    drop(span);
+    registry.catch_unwind(|| drop(span));
     // Normally empty: every job that holds no terminate reference (a `join` half, a scope
     // job) belongs to a caller that keeps the pool alive. The exception is the building
     // thread of a `use_current_thread` pool, which can use the pool without a handle;
