@@ -40,6 +40,13 @@ static ON_INJECTED: Mutex<Option<(std::thread::ThreadId, Box<dyn FnOnce() + Send
     Mutex::new(None);
 /// What the next `thread_idle` event of a thread named `idle-hook` runs, once.
 static ON_IDLE: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
+/// `thread_idle`/`thread_active` of threads named `idle-hook`, and what their jobs note,
+/// in order, while `LOGGING` is set.
+static LOG: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+/// Whether `LOG` records.
+static LOGGING: AtomicBool = AtomicBool::new(false);
+/// What the next `thread_active` event of a thread named `term-hook` runs, once.
+static ON_ACTIVE: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
 /// What the next `job_stolen` event runs (on the thief), once.
 static ON_STOLEN: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
 /// One test at a time arms the subscriber.
@@ -64,6 +71,21 @@ impl Subscriber for SpawnOnSteal {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
+        let name = event.metadata().name();
+        let thread = std::thread::current();
+        if LOGGING.load(SeqCst)
+            && thread.name() == Some("idle-hook")
+            && (name == "thread_idle" || name == "thread_active")
+        {
+            LOG.lock().unwrap().push(name);
+        }
+        if name == "thread_active" && thread.name() == Some("term-hook") {
+            let on_active = ON_ACTIVE.lock().unwrap().take();
+            if let Some(on_active) = on_active {
+                on_active();
+            }
+            return;
+        }
         if event.metadata().name() == "job_injected" {
             let mut armed = ON_INJECTED.lock().unwrap();
             if armed.as_ref().map(|(thread, _)| *thread) == Some(std::thread::current().id()) {
@@ -444,5 +466,69 @@ fn a_subscriber_that_panics_on_the_worker_span_reaches_the_panic_handler() {
         handled_rx
             .recv_timeout(Duration::from_secs(20))
             .expect("the subscriber's panic reached the handler");
+    });
+}
+
+/// `thread_idle` and `thread_active` bracket each idle period, also when a `thread_idle`
+/// subscriber pushes the work that ends it (the worker runs the job it finds on its own
+/// deque only after `thread_active`).
+#[test]
+fn thread_idle_and_thread_active_alternate_when_a_subscriber_spawns() {
+    let _serial = subscriber();
+    let log = watchdog(60, || {
+        LOG.lock().unwrap().clear();
+        let (ran_tx, ran_rx) = mpsc::channel::<()>();
+        *ON_IDLE.lock().unwrap() = Some(Box::new(move || {
+            stealpool::spawn(move || {
+                LOG.lock().unwrap().push("job");
+                ran_tx.send(()).unwrap();
+            })
+        }));
+        LOGGING.store(true, SeqCst);
+        let pool = stealpool::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "idle-hook".into())
+            .build()
+            .unwrap();
+        ran_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the subscriber's job ran");
+        // After the job the worker goes idle again: a second `thread_idle`.
+        common::wait_parked(&pool, 1);
+        LOGGING.store(false, SeqCst);
+        std::mem::take(&mut *LOG.lock().unwrap())
+    });
+    assert_eq!(
+        &log[..4],
+        ["thread_idle", "thread_active", "job", "thread_idle"],
+        "{log:?}"
+    );
+    let events: Vec<_> = log.iter().filter(|e| **e != "job").collect();
+    assert!(
+        events.windows(2).all(|w| w[0] != w[1]),
+        "idle and active alternate: {log:?}"
+    );
+}
+
+/// A `thread_active` subscriber that waits for the pool (a `join` whose first half waits
+/// for its second) never runs on a pool that has terminated, where no worker is left to
+/// run the second half: `shutdown` returns.
+#[test]
+fn no_worker_event_fires_once_the_pool_has_terminated() {
+    let _serial = subscriber();
+    watchdog(60, || {
+        let pool = stealpool::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|_| "term-hook".into())
+            .build()
+            .unwrap();
+        common::wait_parked(&pool, 2);
+        *ON_ACTIVE.lock().unwrap() = Some(Box::new(|| {
+            let (tx, rx) = mpsc::channel::<()>();
+            stealpool::join(move || rx.recv().unwrap(), move || tx.send(()).unwrap());
+        }));
+        pool.shutdown().unwrap();
+        // If the hook ran (the pool alive, or not), it completed: `shutdown` returned.
+        ON_ACTIVE.lock().unwrap().take();
     });
 }

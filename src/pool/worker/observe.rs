@@ -1,8 +1,10 @@
 //! What a worker tells `tracing` (feature `tracing`): where a job it found came from, and
 //! its idle periods. Observers are user code: each event is emitted while the worker
 //! counts as running, never inside the idle protocol (`docs/sleep.md`), so that an
-//! observer may spawn, wait for a pool, or block without making the worker count twice;
-//! an observer's panic goes to the pool's panic handler, as a spawned job's does.
+//! observer may spawn, wait for a pool, or block without making the worker count twice.
+//! Like a spawned job, an observer holds a terminate reference while it runs (the pool
+//! does not terminate under it; once the pool has terminated no event is emitted), and
+//! its panic goes to the pool's panic handler.
 
 use super::WorkerThread;
 #[cfg(feature = "tracing")]
@@ -34,12 +36,12 @@ impl WorkerThread {
     pub(super) fn tell_found(&self) {
         #[cfg(feature = "tracing")]
         match self.found.take() {
-            Some(Found::Stolen { victim }) => self.registry.catch_unwind(
-                || tracing::trace!(name: "job_stolen", worker = self.index(), victim),
-            ),
-            Some(Found::Rescued { victim }) => self.registry.catch_unwind(
-                || tracing::trace!(name: "job_rescued", worker = self.index(), victim),
-            ),
+            Some(Found::Stolen { victim }) => {
+                self.observe(|| tracing::trace!(name: "job_stolen", worker = self.index(), victim))
+            }
+            Some(Found::Rescued { victim }) => {
+                self.observe(|| tracing::trace!(name: "job_rescued", worker = self.index(), victim))
+            }
             None => {}
         }
     }
@@ -63,8 +65,7 @@ impl WorkerThread {
         if self.idle.since.get().is_none() {
             self.idle.since.set(Some(std::time::Instant::now()));
             self.idle.parked_ns.set(0);
-            self.registry
-                .catch_unwind(|| tracing::trace!(name: "thread_idle", worker = self.index()));
+            self.observe(|| tracing::trace!(name: "thread_idle", worker = self.index()));
             return true;
         }
         false
@@ -78,9 +79,22 @@ impl WorkerThread {
         if let Some(since) = self.idle.since.take() {
             let idle_ns = since.elapsed().as_nanos() as u64;
             let parked_ns = self.idle.parked_ns.get();
-            self.registry.catch_unwind(|| {
+            self.observe(|| {
                 tracing::trace!(name: "thread_active", worker = self.index(), idle_ns, parked_ns)
             });
+        }
+    }
+}
+
+impl WorkerThread {
+    /// Runs an observer (a `tracing` subscriber, user code) as the pool runs a spawned
+    /// job: holding a terminate reference, its panic sent to the panic handler; not at all
+    /// once the pool has terminated (the worker is leaving).
+    #[cfg(feature = "tracing")]
+    fn observe(&self, event: impl FnOnce()) {
+        if self.registry.increment_terminate_count(1) {
+            self.registry.catch_unwind(event);
+            self.registry.terminate();
         }
     }
 }

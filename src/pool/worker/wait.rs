@@ -88,6 +88,8 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
     'outer: while !latch.probe() {
         // Own work first, without touching the shared sleep counters.
         if let Some(job) = worker.take_own_job(frame) {
+            // An observer told of an idle period may have pushed it.
+            worker.tell_active();
             run.execute(job);
             run.settle_for(latch);
             continue;
@@ -125,9 +127,11 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
         }
         // The latch is set: we are active again.
         sleep.work_found(&mut idle_state, more_work);
-        worker.tell_active();
         break;
     }
+    // The idle period ends with the wait, also when the latch was set while an observer
+    // was told of it.
+    worker.tell_active();
     // Back to the waiting code: `run` drops here and delivers what the jobs deferred, so
     // that no count or arena chunk stays held while the caller's code runs.
     drop(run);
