@@ -45,6 +45,9 @@ static ON_IDLE: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
 static LOG: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
 /// Whether `LOG` records.
 static LOGGING: AtomicBool = AtomicBool::new(false);
+/// Whether every `thread_idle` event of a thread named `idle-work` runs a small parallel
+/// computation (`idle_work`).
+static IDLE_WORK: AtomicBool = AtomicBool::new(false);
 /// What the next `thread_active` event of a thread named `term-hook` runs, once.
 static ON_ACTIVE: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
 /// What the next `job_stolen` event runs (on the thief), once.
@@ -78,6 +81,10 @@ impl Subscriber for SpawnOnSteal {
             && (name == "thread_idle" || name == "thread_active")
         {
             LOG.lock().unwrap().push(name);
+        }
+        if name == "thread_idle" && thread.name() == Some("idle-work") && IDLE_WORK.load(SeqCst) {
+            idle_work();
+            return;
         }
         if name == "thread_active" && thread.name() == Some("term-hook") {
             let on_active = ON_ACTIVE.lock().unwrap().take();
@@ -531,4 +538,44 @@ fn no_worker_event_fires_once_the_pool_has_terminated() {
         // If the hook ran (the pool alive, or not), it completed: `shutdown` returned.
         ON_ACTIVE.lock().unwrap().take();
     });
+}
+
+/// A subscriber's parallel computation on its own worker's pool: a scope of two spawns
+/// (not again from a wait inside it).
+fn idle_work() {
+    thread_local!(static INSIDE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if INSIDE.with(|inside| inside.replace(true)) {
+        return;
+    }
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    stealpool::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|_| {
+                count.fetch_add(1, SeqCst);
+            });
+        }
+    });
+    assert_eq!(count.load(SeqCst), 2);
+    INSIDE.with(|inside| inside.set(false));
+}
+
+/// A `thread_idle` subscriber that runs parallel work on its pool each time: the idle
+/// period it was told of stays one period (a wait inside the subscriber neither ends it
+/// nor opens another), so the pool still falls asleep.
+#[test]
+fn a_thread_idle_subscriber_that_runs_parallel_work_lets_the_pool_sleep() {
+    let _serial = subscriber();
+    for threads in [2, 8] {
+        watchdog(60, move || {
+            IDLE_WORK.store(true, SeqCst);
+            let pool = stealpool::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|_| "idle-work".into())
+                .build()
+                .unwrap();
+            pool.install(|| stealpool::join(|| (), || ()));
+            common::wait_parked(&pool, threads);
+            IDLE_WORK.store(false, SeqCst);
+        });
+    }
 }

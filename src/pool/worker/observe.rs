@@ -58,7 +58,8 @@ pub(super) struct IdlePeriod {
 }
 
 impl WorkerThread {
-    /// `Waiter::tell_idle`: the `thread_idle` event, once per idle period.
+    /// `Waiter::tell_idle`: the `thread_idle` event, once per idle period (false inside
+    /// an announced one: a wait in an observer's own code).
     #[inline]
     pub(super) fn tell_idle(&self) -> bool {
         #[cfg(feature = "tracing")]

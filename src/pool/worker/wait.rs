@@ -85,11 +85,16 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
     // one" (`Sleep::work_found`): the same look as before parking.
     let more_work = || worker.has_pending_jobs();
     let run = worker.run_jobs();
+    // Whether this wait told observers of an idle period it has not ended yet (a wait
+    // nested in an observer's code belongs to the period, and neither opens nor ends one).
+    let mut told_idle = false;
     'outer: while !latch.probe() {
         // Own work first, without touching the shared sleep counters.
         if let Some(job) = worker.take_own_job(frame) {
             // An observer told of an idle period may have pushed it.
-            worker.tell_active();
+            if std::mem::take(&mut told_idle) {
+                worker.tell_active();
+            }
             run.execute(job);
             run.settle_for(latch);
             continue;
@@ -98,14 +103,17 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
         run.settle();
         // Observers (user code) run here, while the worker counts as running, never
         // inside the idle protocol: a wait of theirs would count this worker twice.
-        if worker.tell_idle() {
+        if !told_idle && worker.tell_idle() {
+            told_idle = true;
             continue;
         }
         let mut idle_state = sleep.start_looking(worker.index());
         while !latch.probe() {
             if let Some(job) = worker.find_work() {
                 sleep.work_found(&mut idle_state, more_work);
-                worker.tell_active();
+                if std::mem::take(&mut told_idle) {
+                    worker.tell_active();
+                }
                 worker.tell_found();
                 run.execute(job);
                 run.settle_for(latch);
@@ -115,7 +123,9 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
             if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
                 if let Some(job) = worker.rescue() {
                     sleep.work_found(&mut idle_state, more_work);
-                    worker.tell_active();
+                    if std::mem::take(&mut told_idle) {
+                        worker.tell_active();
+                    }
                     worker.tell_found();
                     worker.counters().rescue();
                     run.execute(job);
@@ -131,7 +141,9 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
     }
     // The idle period ends with the wait, also when the latch was set while an observer
     // was told of it.
-    worker.tell_active();
+    if told_idle {
+        worker.tell_active();
+    }
     // Back to the waiting code: `run` drops here and delivers what the jobs deferred, so
     // that no count or arena chunk stays held while the caller's code runs.
     drop(run);
