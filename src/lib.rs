@@ -37,8 +37,11 @@
 //! **Cargo features.** `timeline` (on by default): the worker timeline
 //! (`ThreadPoolBuilder::timeline`, `ThreadPool::timeline`, `Timeline`, the
 //! `STEALPOOL_TIMELINE` environment variable), from the `stealpool-timeline` crate; with
-//! recording off it costs a test of one pointer per job. `tracing` (off): a span per
-//! worker and events for steals, parks, wake-ups and injections.
+//! recording off it costs a test of one pointer per job. `tracing` (off): a
+//! `worker_thread` span per worker and, at the TRACE level under targets that start with
+//! `stealpool`, the events `job_injected` (on the thread that injects), `job_stolen`,
+//! `job_rescued`, `thread_idle` and `thread_active` (a worker's idle periods, with the
+//! time idle and parked): the README lists their fields.
 //!
 //! The architecture (which module does what, and the path a job takes) is in
 //! `docs/architecture.md`.

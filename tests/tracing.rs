@@ -1,6 +1,7 @@
 //! The `tracing` feature: a `worker_thread` span per worker, and events for injections,
-//! steals, parks and wake-ups (names as in rayon PR 1282), seen by a subscriber installed
-//! as the global default (workers are other threads). One test: the default is global.
+//! steals, rescues and idle periods, with the fields the README lists, seen by a
+//! subscriber installed as the global default (workers are other threads). One test: the
+//! default is global.
 //!
 //! `cargo test --features tracing --test tracing` (as `.ci/run` does).
 #![cfg(feature = "tracing")]
@@ -15,16 +16,39 @@ use common::{fib, wait_parked, watchdog};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-/// Counts events and spans by name.
+/// Counts events and spans by name, and keeps the field names each one carried.
 #[derive(Default)]
 struct Counter {
     names: Mutex<HashMap<&'static str, u64>>,
+    fields: Mutex<HashMap<&'static str, Vec<&'static str>>>,
     next_id: AtomicU64,
 }
 
 impl Counter {
     fn count(&self, name: &'static str) -> u64 {
         self.names.lock().unwrap().get(name).copied().unwrap_or(0)
+    }
+
+    fn note(&self, metadata: &'static Metadata<'static>) {
+        *self
+            .names
+            .lock()
+            .unwrap()
+            .entry(metadata.name())
+            .or_default() += 1;
+        self.fields.lock().unwrap().insert(
+            metadata.name(),
+            metadata.fields().iter().map(|f| f.name()).collect(),
+        );
+    }
+
+    fn fields(&self, name: &'static str) -> Vec<&'static str> {
+        self.fields
+            .lock()
+            .unwrap()
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -33,23 +57,13 @@ impl Subscriber for &'static Counter {
         metadata.target().starts_with("stealpool")
     }
     fn new_span(&self, span: &Attributes<'_>) -> Id {
-        *self
-            .names
-            .lock()
-            .unwrap()
-            .entry(span.metadata().name())
-            .or_default() += 1;
+        self.note(span.metadata());
         Id::from_u64(self.next_id.fetch_add(1, Ordering::Relaxed) + 1)
     }
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
-        *self
-            .names
-            .lock()
-            .unwrap()
-            .entry(event.metadata().name())
-            .or_default() += 1;
+        self.note(event.metadata());
     }
     fn enter(&self, _: &Id) {}
     fn exit(&self, _: &Id) {}
@@ -78,5 +92,18 @@ fn spans_and_events_reach_a_global_subscriber() {
             "{:?}",
             counter.names.lock().unwrap()
         );
+        // The fields the README lists.
+        assert_eq!(counter.fields("worker_thread"), ["worker"]);
+        assert_eq!(counter.fields("job_injected"), ["queue_was_empty"]);
+        assert_eq!(counter.fields("thread_idle"), ["worker"]);
+        assert_eq!(
+            counter.fields("thread_active"),
+            ["worker", "idle_ns", "parked_ns"]
+        );
+        for stolen in ["job_stolen", "job_rescued"] {
+            if counter.count(stolen) > 0 {
+                assert_eq!(counter.fields(stolen), ["worker", "victim"]);
+            }
+        }
     });
 }

@@ -171,7 +171,9 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     #[cfg(feature = "tracing")]
     let mut span = None;
     #[cfg(feature = "tracing")]
-    registry.catch_unwind(|| span = Some(tracing::trace_span!("worker_thread", index).entered()));
+    registry.catch_unwind(|| {
+        span = Some(tracing::trace_span!("worker_thread", worker = index).entered())
+    });
     worker_thread.main_loop(&info.terminate);
     #[cfg(feature = "tracing")]
     registry.catch_unwind(|| drop(span));
