@@ -309,18 +309,15 @@ impl<T> Future for JoinHandle<T> {
         let waker = cx.waker().clone();
         let mut slot = self.state.slot.lock();
         // Registered under the lock `complete` takes: either the job has not finished and
-        // will find this waker, or its result is there now.
-        let result = slot.result.take();
-        let replaced = match result {
-            Some(_) => None,
-            None => slot.waker.replace(waker),
-        };
+        // will find this waker, or its result is there now. (On return the guard drops
+        // before `waker`, declared earlier.)
+        if let Some(result) = slot.result.take() {
+            return Poll::Ready(result);
+        }
+        let replaced = slot.waker.replace(waker);
         drop(slot);
         drop(replaced);
-        match result {
-            Some(result) => Poll::Ready(result),
-            None => Poll::Pending,
-        }
+        Poll::Pending
     }
 }
 

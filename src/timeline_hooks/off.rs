@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-/// Where a job came from (the scheduler notes it; nothing reads it here).
+/// Where a job came from (the scheduler notes it; only feature `tracing` reads it here,
+/// for its steal and rescue events).
 #[derive(Clone, Copy)]
-#[allow(dead_code)] // the fields are read by the recording build only
+#[allow(dead_code)] // the fields are read by the recording build and by `tracing` only
 pub(crate) enum JobSource {
     /// The pool's injector.
     Injector,

@@ -6,6 +6,7 @@ use super::{global_registry, Registry, WaitNeeds};
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CrossLatch, LatchRef, ParkLatch};
 use crate::pool::worker::WorkerThread;
+use std::cell::Cell;
 
 impl Registry {
     /// Pushes on the current worker's deque if it belongs to this registry, else injects.
@@ -75,50 +76,37 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
-        thread_local!(static PARK_LATCH: ParkLatch = ParkLatch::new());
-        thread_local!(static PARK_LATCH_BUSY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+        // The thread's latch, kept between calls (a `ParkLatch` holds a `Thread` handle).
+        thread_local!(static PARK_LATCH: Cell<Option<ParkLatch>> = const { Cell::new(None) });
 
         // Before anything is queued: it may panic (Windows' loader lock).
         self.check_wait(WaitNeeds::AnyWorker);
-        let mut op = Some(op);
-        let mut run = |latch: &ParkLatch| {
-            let op = op
-                .take()
-                .expect("stealpool: in_worker_cold ran its job twice");
-            let job = StackJob::new(
-                |injected| {
-                    WorkerThread::with_current(|worker| {
-                        let worker = worker.expect("stealpool: injected job must run on a worker");
-                        op(worker, injected)
-                    })
-                },
-                LatchRef::new(latch),
-            );
-            // SAFETY: `job` lives on this frame until `wait_and_reset` returns, which
-            // happens only after the job set its latch.
-            self.inject(unsafe { job.as_job_ref() });
-            job.latch.wait_and_reset();
-            // SAFETY: the latch was observed set (`wait_and_reset` returned).
-            unsafe { job.take_value() }
-        };
-        // A call from user code that runs while this thread's latch is in use (a `tracing`
-        // subscriber of `job_injected`, between our push and our wait) gets a latch of its
-        // own, as does one from a thread-local destructor that runs after `PARK_LATCH`'s.
-        let busy = PARK_LATCH_BUSY.try_with(|busy| busy.replace(true));
-        if busy != Ok(false) {
-            return run(&ParkLatch::new());
-        }
-        /// Frees the thread's latch when the call is over, unwinding included.
-        struct Free;
-        impl Drop for Free {
-            fn drop(&mut self) {
-                let _ = PARK_LATCH_BUSY.try_with(|busy| busy.set(false));
-            }
-        }
-        let _free = Free;
-        PARK_LATCH
-            .try_with(&mut run)
-            .unwrap_or_else(|_| run(&ParkLatch::new()))
+        // The latch is taken for the call and put back after: a call from user code that
+        // runs while it is taken (a `tracing` subscriber of `job_injected`, between our
+        // push and our wait), or from a thread-local destructor that runs after it is
+        // gone, makes one of its own.
+        let latch = PARK_LATCH
+            .try_with(Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_else(ParkLatch::new);
+        let job = StackJob::new(
+            |injected| {
+                WorkerThread::with_current(|worker| {
+                    let worker = worker.expect("stealpool: injected job must run on a worker");
+                    op(worker, injected)
+                })
+            },
+            LatchRef::new(&latch),
+        );
+        // SAFETY: `job` lives on this frame until `wait_and_reset` returns, which happens
+        // only after the job set its latch.
+        self.inject(unsafe { job.as_job_ref() });
+        job.latch.wait_and_reset();
+        // SAFETY: the latch was observed set (`wait_and_reset` returned).
+        let result = unsafe { job.take_value() };
+        let _ = PARK_LATCH.try_with(|cached| cached.set(Some(latch)));
+        result
     }
 
     /// `in_worker` from `current_thread`, a worker of another pool: injects `op` as a job

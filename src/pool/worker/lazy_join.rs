@@ -154,10 +154,7 @@ impl WorkerThread {
                 .registry
                 .pending_of(victim)
                 .rescue(|| stealer.is_empty())?;
-            self.timeline.note_source(JobSource::Rescue { victim });
-            #[cfg(feature = "tracing")]
-            self.found
-                .set(Some(super::observe::Found::Rescued { victim }));
+            self.note_source(JobSource::Rescue { victim });
             Some(job)
         })
     }

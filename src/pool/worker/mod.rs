@@ -5,7 +5,7 @@
 //! then searches ([`WorkerThread::find_work`], `search.rs`), then parks (`sleep`). The
 //! other modules: `lazy_join.rs` (the private second halves of `join`), `deferred.rs`
 //! (running jobs, and the count-downs and arena releases they defer), `observe.rs` (what
-//! the worker tells `tracing`).
+//! the worker tells the timeline and `tracing`).
 
 use crate::job::{JobArena, JobFifo, JobRef};
 use crate::latch::LatchOwner;
@@ -15,6 +15,8 @@ use crate::pool::registry::{Registry, WorkerQueues};
 use crate::sleep::Sleep;
 use crate::sync::deque::{Stealer, Worker};
 use crate::sync::unchecked::{Arc, Cell};
+#[cfg(feature = "tracing")]
+use crate::timeline_hooks::JobSource;
 use crate::timeline_hooks::WorkerRecorder;
 use crossbeam_utils::CachePadded;
 use deferred::DeferredWork;
@@ -73,9 +75,9 @@ pub(crate) struct WorkerThread {
     job_arena: JobArena,
     /// This worker's side of the pool's timeline (a no-op unless the pool records).
     timeline: WorkerRecorder,
-    /// The source of the job the last search took, for its `tracing` event (`tell_found`).
+    /// The steal or rescue noted last, for its `tracing` event (`tell_found`).
     #[cfg(feature = "tracing")]
-    found: Cell<Option<observe::Found>>,
+    found: Cell<Option<JobSource>>,
     /// The idle period announced to `tracing` (`tell_idle`).
     #[cfg(feature = "tracing")]
     idle: observe::IdlePeriod,

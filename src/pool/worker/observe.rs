@@ -1,51 +1,16 @@
-//! What a worker tells `tracing` (feature `tracing`): where a job it found came from, and
-//! its idle periods. Observers are user code: each event is emitted while the worker
-//! counts as running, never inside the idle protocol (`docs/sleep.md`), so that an
-//! observer may spawn, wait for a pool, or block without making the worker count twice.
-//! Like a spawned job, an observer holds a terminate reference while it runs (the pool
+//! What a worker tells its observers: the timeline (where each job came from) and, with
+//! feature `tracing`, the events for the jobs it stole or rescued and for its idle
+//! periods. `tracing` subscribers are user code: each event is emitted while the worker
+//! counts as running, never inside the idle protocol (`docs/sleep.md`), so that a
+//! subscriber may spawn, wait for a pool, or block without making the worker count twice.
+//! Like a spawned job, a subscriber holds a terminate reference while it runs (the pool
 //! does not terminate under it; once the pool has terminated no event is emitted), and
 //! its panic goes to the pool's panic handler.
 
 use super::WorkerThread;
 #[cfg(feature = "tracing")]
 use crate::sync::unchecked::Cell;
-
-/// Where the job a search or a rescue just took came from, for its `tracing` event. The
-/// event is emitted once the worker counts as running again ([`WorkerThread::tell_found`]):
-/// a subscriber is user code, and may wait for the pool, which a worker still counted as
-/// searching would mislead (a pusher that sees a searcher wakes nobody).
-#[cfg(feature = "tracing")]
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Found {
-    /// Stolen from a victim's deque or batch queue.
-    Stolen {
-        /// The victim's index.
-        victim: usize,
-    },
-    /// Rescued from a victim's private stack.
-    Rescued {
-        /// The victim's index.
-        victim: usize,
-    },
-}
-
-impl WorkerThread {
-    /// Emits the `tracing` event of the job the last search or rescue took, if any: after
-    /// `Sleep::work_found`, once the worker counts as running.
-    #[inline]
-    pub(super) fn tell_found(&self) {
-        #[cfg(feature = "tracing")]
-        match self.found.take() {
-            Some(Found::Stolen { victim }) => {
-                self.observe(|| tracing::trace!(name: "job_stolen", worker = self.index(), victim))
-            }
-            Some(Found::Rescued { victim }) => {
-                self.observe(|| tracing::trace!(name: "job_rescued", worker = self.index(), victim))
-            }
-            None => {}
-        }
-    }
-}
+use crate::timeline_hooks::JobSource;
 
 /// The idle period a worker announced to `tracing` (`WorkerThread::tell_idle`).
 #[cfg(feature = "tracing")]
@@ -58,8 +23,38 @@ pub(super) struct IdlePeriod {
 }
 
 impl WorkerThread {
+    /// The job taken next came from `source`: tells the timeline, and keeps a steal or a
+    /// rescue for its `tracing` event, which [`tell_found`](Self::tell_found) emits once
+    /// the worker counts as running again (a subscriber that waited for the pool while
+    /// this worker still counted as searching would fake a searcher: a pusher that sees
+    /// one wakes nobody).
+    #[inline]
+    pub(super) fn note_source(&self, source: JobSource) {
+        self.timeline.note_source(source);
+        #[cfg(feature = "tracing")]
+        if let JobSource::Steal { .. } | JobSource::Rescue { .. } = source {
+            self.found.set(Some(source));
+        }
+    }
+
+    /// Emits the `tracing` event of the steal or rescue noted last, if any: after
+    /// `Sleep::work_found`, once the worker counts as running.
+    #[inline]
+    pub(super) fn tell_found(&self) {
+        #[cfg(feature = "tracing")]
+        match self.found.take() {
+            Some(JobSource::Steal { victim }) => {
+                self.observe(|| tracing::trace!(name: "job_stolen", worker = self.index(), victim))
+            }
+            Some(JobSource::Rescue { victim }) => {
+                self.observe(|| tracing::trace!(name: "job_rescued", worker = self.index(), victim))
+            }
+            _ => {}
+        }
+    }
+
     /// `Waiter::tell_idle`: the `thread_idle` event, once per idle period (false inside
-    /// an announced one: a wait in an observer's own code).
+    /// an announced one: a wait in a subscriber's own code).
     #[inline]
     pub(super) fn tell_idle(&self) -> bool {
         #[cfg(feature = "tracing")]
@@ -73,7 +68,7 @@ impl WorkerThread {
     }
 
     /// `Waiter::tell_active`: the `thread_active` event that ends the announced period,
-    /// with its length and the time parked in it.
+    /// with its length and the time parked in it (nanoseconds).
     #[inline]
     pub(super) fn tell_active(&self) {
         #[cfg(feature = "tracing")]
@@ -85,12 +80,10 @@ impl WorkerThread {
             });
         }
     }
-}
 
-impl WorkerThread {
-    /// Runs an observer (a `tracing` subscriber, user code) as the pool runs a spawned
-    /// job: holding a terminate reference, its panic sent to the panic handler; not at all
-    /// once the pool has terminated (the worker is leaving).
+    /// Runs a subscriber (user code) as the pool runs a spawned job: holding a terminate
+    /// reference, its panic sent to the panic handler; not at all once the pool has
+    /// terminated (the worker is leaving).
     #[cfg(feature = "tracing")]
     fn observe(&self, event: impl FnOnce()) {
         if self.registry.increment_terminate_count(1) {

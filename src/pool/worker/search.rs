@@ -97,7 +97,7 @@ impl WorkerThread {
         // Only this worker pushes to its batch queue, so the length is what the batch
         // left there (less any a thief already took).
         self.counters.injector_batch(1 + self.batch.len() as u64);
-        self.timeline.note_source(JobSource::Injector);
+        self.note_source(JobSource::Injector);
         self.batch_landed();
         Some(job)
     }
@@ -108,7 +108,7 @@ impl WorkerThread {
         let injector = self.registry.injector();
         let job = self.try_steal(injector.is_empty(), || injector.steal(), retry)?;
         self.counters.injector_batch(1);
-        self.timeline.note_source(JobSource::Injector);
+        self.note_source(JobSource::Injector);
         Some(job)
     }
 
@@ -134,10 +134,7 @@ impl WorkerThread {
             let job = self
                 .steal_batch_from(self.registry.stealer(victim), retry)
                 .or_else(|| self.steal_batch_from(self.registry.batch_stealer(victim), retry))?;
-            self.timeline.note_source(JobSource::Steal { victim });
-            #[cfg(feature = "tracing")]
-            self.found
-                .set(Some(super::observe::Found::Stolen { victim }));
+            self.note_source(JobSource::Steal { victim });
             Some(job)
         })
     }
@@ -209,7 +206,7 @@ impl WorkerThread {
         let job = self.steal_from(&self.broadcasts, retry);
         if job.is_some() {
             self.counters.broadcast_job();
-            self.timeline.note_source(JobSource::Broadcast);
+            self.note_source(JobSource::Broadcast);
         }
         job
     }

@@ -92,9 +92,7 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
         // Own work first, without touching the shared sleep counters.
         if let Some(job) = worker.take_own_job(frame) {
             // An observer told of an idle period may have pushed it.
-            if std::mem::take(&mut told_idle) {
-                worker.tell_active();
-            }
+            end_idle(worker, &mut told_idle);
             run.execute(job);
             run.settle_for(latch);
             continue;
@@ -111,9 +109,7 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
         while !latch.probe() {
             if let Some(job) = worker.find_work() {
                 sleep.work_found(&mut idle_state, more_work);
-                if std::mem::take(&mut told_idle) {
-                    worker.tell_active();
-                }
+                end_idle(worker, &mut told_idle);
                 worker.tell_found();
                 run.execute(job);
                 run.settle_for(latch);
@@ -123,9 +119,7 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
             if idle_state.rounds() >= ROUNDS_UNTIL_RESCUE {
                 if let Some(job) = worker.rescue() {
                     sleep.work_found(&mut idle_state, more_work);
-                    if std::mem::take(&mut told_idle) {
-                        worker.tell_active();
-                    }
+                    end_idle(worker, &mut told_idle);
                     worker.tell_found();
                     worker.counters().rescue();
                     run.execute(job);
@@ -141,13 +135,19 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
     }
     // The idle period ends with the wait, also when the latch was set while an observer
     // was told of it.
-    if told_idle {
-        worker.tell_active();
-    }
+    end_idle(worker, &mut told_idle);
     // Back to the waiting code: `run` drops here and delivers what the jobs deferred, so
     // that no count or arena chunk stays held while the caller's code runs.
     drop(run);
     std::mem::forget(abort_guard);
+}
+
+/// Ends the idle period this wait told observers of (`told_idle`), if any.
+#[inline(always)]
+fn end_idle<W: Waiter>(worker: &W, told_idle: &mut bool) {
+    if std::mem::take(told_idle) {
+        worker.tell_active();
+    }
 }
 
 impl WorkerThread {
