@@ -292,7 +292,31 @@ static POOL_WAKER: std::task::RawWakerVTable = std::task::RawWakerVTable::new(
     },
 );
 
-fn pool_waker(waker: PoolWaker) -> Waker {
+/// A one-worker pool whose only worker runs a job held until the returned sender sends,
+/// and that job's handle.
+fn held_job() -> (
+    Arc<stealpool::ThreadPool>,
+    stealpool::JoinHandle<()>,
+    mpsc::Sender<()>,
+) {
+    let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
+    let (release, released) = mpsc::channel::<()>();
+    let handle = pool.spawn_with_handle(move || released.recv().unwrap());
+    (pool, handle, release)
+}
+
+/// A waker over a leaked `PoolWaker` for `pool` that acts from its `clone` if `on_clone`,
+/// else from its `drop`, releasing the held job through `release` if given.
+fn pool_waker(
+    pool: &Arc<stealpool::ThreadPool>,
+    release: Option<mpsc::Sender<()>>,
+    on_clone: bool,
+) -> Waker {
+    let waker = PoolWaker {
+        pool: Arc::clone(pool),
+        release: Mutex::new(release),
+        on_clone,
+    };
     let data: *const PoolWaker = Box::leak(Box::new(waker));
     // SAFETY: the vtable's functions take `data` as the leaked `PoolWaker` it is, which
     // lives for the rest of the process.
@@ -304,14 +328,8 @@ fn pool_waker(waker: PoolWaker) -> Waker {
 #[test]
 fn a_waker_whose_clone_waits_for_the_pool_does_not_deadlock_the_handle() {
     watchdog(60, || {
-        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
-        let (release, released) = mpsc::channel::<()>();
-        let mut handle = pool.spawn_with_handle(move || released.recv().unwrap());
-        let waker = pool_waker(PoolWaker {
-            pool: Arc::clone(&pool),
-            release: Mutex::new(Some(release)),
-            on_clone: true,
-        });
+        let (pool, mut handle, release) = held_job();
+        let waker = pool_waker(&pool, Some(release), true);
         // The job waits for the release, so the poll finds no result and clones the waker,
         // which releases the job and waits for the pool; the poll then finds the result.
         let poll = Pin::new(&mut handle).poll(&mut std::task::Context::from_waker(&waker));
@@ -323,23 +341,13 @@ fn a_waker_whose_clone_waits_for_the_pool_does_not_deadlock_the_handle() {
 #[test]
 fn a_replaced_waker_whose_drop_waits_for_the_pool_does_not_deadlock_the_handle() {
     watchdog(60, || {
-        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
-        let (release, released) = mpsc::channel::<()>();
-        let mut handle = pool.spawn_with_handle(move || released.recv().unwrap());
-        let first = pool_waker(PoolWaker {
-            pool: Arc::clone(&pool),
-            release: Mutex::new(Some(release)),
-            on_clone: false,
-        });
+        let (pool, mut handle, release) = held_job();
+        let first = pool_waker(&pool, Some(release), false);
         let poll = Pin::new(&mut handle).poll(&mut std::task::Context::from_waker(&first));
         assert!(poll.is_pending());
         // The handle keeps a clone of `first`; a poll with another waker drops that clone
         // (ours stays alive until the end, so the clone's drop is the first to act).
-        let second = pool_waker(PoolWaker {
-            pool: Arc::clone(&pool),
-            release: Mutex::new(None),
-            on_clone: false,
-        });
+        let second = pool_waker(&pool, None, false);
         let poll = Pin::new(&mut handle).poll(&mut std::task::Context::from_waker(&second));
         // The replaced waker's drop released the job and waited for it to complete.
         assert!(poll.is_pending());

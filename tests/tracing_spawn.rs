@@ -143,6 +143,34 @@ impl Subscriber for SpawnOnSteal {
     fn exit(&self, _: &Id) {}
 }
 
+/// A builder for `threads` workers, each named `name` if given.
+fn builder(threads: usize, name: Option<&'static str>) -> stealpool::ThreadPoolBuilder {
+    let builder = stealpool::ThreadPoolBuilder::new().num_threads(threads);
+    match name {
+        Some(name) => builder.thread_name(move |_| name.into()),
+        None => builder,
+    }
+}
+
+/// A pool of `threads` workers, each named `name` if given.
+fn pool(threads: usize, name: Option<&'static str>) -> stealpool::ThreadPool {
+    builder(threads, name).build().unwrap()
+}
+
+/// A pool of one worker, named `name` if given, whose panic handler reports each panic it
+/// gets on the returned receiver.
+fn pool_reporting_panics(
+    name: Option<&'static str>,
+) -> (stealpool::ThreadPool, mpsc::Receiver<()>) {
+    let (handled_tx, handled_rx) = mpsc::channel();
+    let handled_tx = Mutex::new(handled_tx);
+    let pool = builder(1, name)
+        .panic_handler(move |_| handled_tx.lock().unwrap().send(()).unwrap())
+        .build()
+        .unwrap();
+    (pool, handled_rx)
+}
+
 /// Installs the subscriber once for the whole binary.
 fn subscriber() -> std::sync::MutexGuard<'static, ()> {
     static INSTALL: std::sync::Once = std::sync::Once::new();
@@ -156,10 +184,7 @@ fn a_subscriber_that_spawns_as_a_worker_parks_does_not_hang_it() {
     let ran_on = watchdog(60, || {
         let mut ran_on = Vec::new();
         for threads in [1, 2] {
-            let pool = stealpool::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = pool(threads, None);
             for _ in 0..5 {
                 let (tx, rx) = mpsc::sync_channel(1);
                 *IDLE_SENDER.lock().unwrap() = Some(tx);
@@ -183,10 +208,7 @@ fn a_subscriber_that_spawns_as_a_worker_parks_does_not_hang_it() {
 fn a_job_spawned_by_a_job_stolen_subscriber_is_not_lost() {
     let _serial = subscriber();
     let (spawned, lost) = watchdog(60, || {
-        let pool = stealpool::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = pool(2, None);
         let (done_tx, done_rx) = mpsc::channel::<bool>();
         let (mut spawned, mut lost) = (0, 0);
         for _ in 0..20 {
@@ -236,16 +258,8 @@ fn a_job_spawned_by_a_job_stolen_subscriber_is_not_lost() {
 fn a_subscriber_that_waits_for_another_pool_from_job_stolen_is_woken() {
     let _serial = subscriber();
     watchdog(60, || {
-        let p = std::sync::Arc::new(
-            stealpool::ThreadPoolBuilder::new()
-                .num_threads(2)
-                .build()
-                .unwrap(),
-        );
-        let q = stealpool::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
+        let p = std::sync::Arc::new(pool(2, None));
+        let q = pool(1, None);
         let q = std::sync::Arc::new(q);
         // The injection below then takes the path that counts on an awake searcher, which
         // a thief still counted as searching would fake.
@@ -296,20 +310,13 @@ fn a_subscriber_that_waits_for_another_pool_from_job_stolen_is_woken() {
 fn a_thread_idle_subscriber_that_waits_for_another_pool_leaves_the_pool_wakeable() {
     let _serial = subscriber();
     watchdog(60, || {
-        let q = stealpool::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
+        let q = pool(1, None);
         let (waited_tx, waited_rx) = mpsc::channel::<()>();
         *ON_IDLE.lock().unwrap() = Some(Box::new(move || {
             q.install(|| ());
             waited_tx.send(()).unwrap();
         }));
-        let p = stealpool::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "idle-hook".into())
-            .build()
-            .unwrap();
+        let p = pool(1, Some("idle-hook"));
         // The worker goes idle once started, with nothing to run: the event fires.
         waited_rx
             .recv_timeout(Duration::from_secs(20))
@@ -344,12 +351,7 @@ fn on_injected(f: impl FnOnce() + Send + 'static) {
 fn a_job_injected_subscriber_may_call_the_pool_again() {
     let _serial = subscriber();
     watchdog(60, || {
-        let pool = std::sync::Arc::new(
-            stealpool::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .unwrap(),
-        );
+        let pool = std::sync::Arc::new(pool(1, None));
         for round in 0..20u32 {
             let (inner_tx, inner_rx) = mpsc::channel();
             let inner_pool = std::sync::Arc::clone(&pool);
@@ -375,17 +377,13 @@ fn a_job_injected_subscriber_may_call_the_pool_again() {
 fn a_panicking_job_injected_subscriber_reaches_the_panic_handler() {
     let _serial = subscriber();
     watchdog(60, || {
-        let handled = std::sync::Arc::new(AtomicBool::new(false));
-        let handled2 = std::sync::Arc::clone(&handled);
-        let pool = stealpool::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .panic_handler(move |_| handled2.store(true, SeqCst))
-            .build()
-            .unwrap();
+        let (pool, handled_rx) = pool_reporting_panics(None);
         on_injected(|| panic!("subscriber"));
         assert_eq!(pool.install(|| 5), 5);
-        assert!(
-            handled.load(SeqCst),
+        // The subscriber ran on this thread, inside `install`: the handler ran already.
+        assert_eq!(
+            handled_rx.try_recv(),
+            Ok(()),
             "the subscriber's panic reached the handler"
         );
         let (tx, rx) = mpsc::channel();
@@ -402,10 +400,7 @@ fn a_panicking_job_injected_subscriber_reaches_the_panic_handler() {
 fn a_job_injected_subscriber_may_wait_for_the_injected_job() {
     let _serial = subscriber();
     watchdog(60, || {
-        let pool = stealpool::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = pool(2, None);
         let lock = std::sync::Arc::new(Mutex::new(()));
         let (held_tx, held_rx) = mpsc::channel::<()>();
         let (j_tx, j_rx) = mpsc::channel::<()>();
@@ -439,15 +434,8 @@ fn a_job_injected_subscriber_may_wait_for_the_injected_job() {
 fn a_panicking_worker_event_subscriber_reaches_the_panic_handler() {
     let _serial = subscriber();
     watchdog(60, || {
-        let (handled_tx, handled_rx) = mpsc::channel::<()>();
-        let handled_tx = Mutex::new(handled_tx);
         *ON_IDLE.lock().unwrap() = Some(Box::new(|| panic!("subscriber")));
-        let pool = stealpool::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "idle-hook".into())
-            .panic_handler(move |_| handled_tx.lock().unwrap().send(()).unwrap())
-            .build()
-            .unwrap();
+        let (pool, handled_rx) = pool_reporting_panics(Some("idle-hook"));
         handled_rx
             .recv_timeout(Duration::from_secs(20))
             .expect("the subscriber's panic reached the handler");
@@ -461,14 +449,7 @@ fn a_panicking_worker_event_subscriber_reaches_the_panic_handler() {
 fn a_subscriber_that_panics_on_the_worker_span_reaches_the_panic_handler() {
     let _serial = subscriber();
     watchdog(60, || {
-        let (handled_tx, handled_rx) = mpsc::channel::<()>();
-        let handled_tx = Mutex::new(handled_tx);
-        let pool = stealpool::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "span-hook".into())
-            .panic_handler(move |_| handled_tx.lock().unwrap().send(()).unwrap())
-            .build()
-            .unwrap();
+        let (pool, handled_rx) = pool_reporting_panics(Some("span-hook"));
         assert_eq!(pool.install(|| 4), 4);
         handled_rx
             .recv_timeout(Duration::from_secs(20))
@@ -492,11 +473,7 @@ fn thread_idle_and_thread_active_alternate_when_a_subscriber_spawns() {
             })
         }));
         LOGGING.store(true, SeqCst);
-        let pool = stealpool::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "idle-hook".into())
-            .build()
-            .unwrap();
+        let pool = pool(1, Some("idle-hook"));
         ran_rx
             .recv_timeout(Duration::from_secs(20))
             .expect("the subscriber's job ran");
@@ -524,11 +501,7 @@ fn thread_idle_and_thread_active_alternate_when_a_subscriber_spawns() {
 fn no_worker_event_fires_once_the_pool_has_terminated() {
     let _serial = subscriber();
     watchdog(60, || {
-        let pool = stealpool::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .thread_name(|_| "term-hook".into())
-            .build()
-            .unwrap();
+        let pool = pool(2, Some("term-hook"));
         common::wait_parked(&pool, 2);
         *ON_ACTIVE.lock().unwrap() = Some(Box::new(|| {
             let (tx, rx) = mpsc::channel::<()>();
@@ -568,11 +541,7 @@ fn a_thread_idle_subscriber_that_runs_parallel_work_lets_the_pool_sleep() {
     for threads in [2, 8] {
         watchdog(60, move || {
             IDLE_WORK.store(true, SeqCst);
-            let pool = stealpool::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .thread_name(|_| "idle-work".into())
-                .build()
-                .unwrap();
+            let pool = pool(threads, Some("idle-work"));
             pool.install(|| stealpool::join(|| (), || ()));
             common::wait_parked(&pool, threads);
             IDLE_WORK.store(false, SeqCst);
