@@ -8,7 +8,10 @@
 //! when both are empty; a `join` whose `b` nobody took pops `b` and runs it, without
 //! waiting. So a job of a one-thread pool that holds a lock across `broadcast`, a scope of
 //! broadcasts or `yield_local` never meets the injected jobs queued behind it inside that
-//! section, and a `join` nobody steals from runs nothing else. Every scenario is written
+//! section, and a `join` nobody steals from runs nothing else. What rayon-core does run
+//! inside a section is checked too: a `join` whose `b` was stolen runs the jobs queued
+//! above `b` on its deque while it waits (the deadlock of rayon-rs/rayon#592 and #1253,
+//! counted instead of hung). Every scenario is written
 //! once and runs on both crates (`common::parity`): `sp::*` on stealpool, `rc::*` on
 //! rayon-core.
 //!
@@ -45,6 +48,40 @@ thread_local!(static CELL: RefCell<u32> = const { RefCell::new(0) });
 fn try_lock_counting(lock: &Mutex<()>, held: &AtomicUsize) {
     if let Err(TryLockError::WouldBlock) = lock.try_lock() {
         held.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// What a section holds across its parallel work, for `stolen_half_wait`.
+#[derive(Clone, Copy)]
+enum Held {
+    /// A `Mutex` (rayon-rs/rayon#592).
+    Mutex,
+    /// A mutable borrow of the thread-local `CELL` (rayon-rs/rayon#1253).
+    ThreadLocal,
+}
+
+impl Held {
+    /// Runs `section` holding `lock` or `CELL`.
+    fn hold(self, lock: &Mutex<()>, section: impl FnOnce()) {
+        match self {
+            Held::Mutex => {
+                let _guard = lock.lock().unwrap();
+                section()
+            }
+            Held::ThreadLocal => CELL.with(|cell| {
+                let _borrow = cell.borrow_mut();
+                section()
+            }),
+        }
+    }
+
+    /// Whether the current thread finds it held (a `Mutex` held by anyone: only the
+    /// section takes it).
+    fn is_held_here(self, lock: &Mutex<()>) -> bool {
+        match self {
+            Held::Mutex => matches!(lock.try_lock(), Err(TryLockError::WouldBlock)),
+            Held::ThreadLocal => CELL.with(|cell| cell.try_borrow_mut().is_err()),
+        }
     }
 }
 
@@ -359,6 +396,64 @@ macro_rules! scenarios {
                 expect("leaves", leaves, 200 * 64)?;
                 expect("injected jobs that ran inside the section", held, 0)
             });
+        }
+
+        /// The deadlock of rayon-rs/rayon#592, forced and counted instead of hung: a job
+        /// holds a section (`held`) across a `join` whose `b` the other worker took, and
+        /// spawns `u` inside `a`, so that `u` lies above `b` on its worker's deque. When `a`
+        /// is done, the `join` waits for `b` and pops `u` first: `u` runs on the section
+        /// holder's thread, inside the section (where blocking on the section, as the
+        /// reports' programs do, is the deadlock; `u` only looks). `b` finishes only after
+        /// `u` ran, and `a` only after `b` started, so the outcome does not depend on
+        /// timing. The opt-in that is to make the count 0 is issue 30's isolation
+        /// (`docs/isolation.md`).
+        fn stolen_half_wait(held: Held) -> Result<(), String> {
+            let pool = pool(2);
+            let lock = Arc::new(Mutex::new(()));
+            let reentries = Arc::new(AtomicUsize::new(0));
+            let (b_started_tx, b_started_rx) = mpsc::channel::<()>();
+            let (u_ran_tx, u_ran_rx) = mpsc::channel::<()>();
+            let (done_tx, done_rx) = mpsc::channel::<()>();
+            let (u_lock, u_reentries) = (lock.clone(), reentries.clone());
+            pool.spawn(move || {
+                let section = move || {
+                    let ((), ()) = rp::join(
+                        move || {
+                            rp::spawn(move || {
+                                if held.is_held_here(&u_lock) {
+                                    u_reentries.fetch_add(1, Ordering::SeqCst);
+                                }
+                                u_ran_tx.send(()).unwrap();
+                            });
+                            recv(&b_started_rx);
+                        },
+                        move || {
+                            b_started_tx.send(()).unwrap();
+                            recv(&u_ran_rx);
+                        },
+                    );
+                };
+                held.hold(&lock, section);
+                done_tx.send(()).unwrap();
+            });
+            recv(&done_rx);
+            expect(
+                "jobs that ran inside the section",
+                reentries.load(Ordering::SeqCst),
+                1,
+            )
+        }
+
+        /// rayon-rs/rayon#592: a `Mutex` held across the `join`.
+        #[test]
+        fn a_mutex_held_across_a_join_whose_b_was_stolen_meets_a_job_spawned_in_a() {
+            repeat(RUNS, SECS, || stolen_half_wait(Held::Mutex));
+        }
+
+        /// rayon-rs/rayon#1253: a thread-local `RefCell` borrowed across the `join`.
+        #[test]
+        fn a_thread_local_borrowed_across_a_join_whose_b_was_stolen_meets_a_job_spawned_in_a() {
+            repeat(RUNS, SECS, || stolen_half_wait(Held::ThreadLocal));
         }
 
         /// Installs nested across two one-thread pools, both ways: pool `a`'s worker,
