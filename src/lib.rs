@@ -59,6 +59,7 @@ mod block_on;
 mod broadcast;
 mod builder;
 mod deprecated;
+mod isolate;
 mod job;
 mod join;
 mod join_handle;
@@ -85,6 +86,7 @@ pub use crate::builder::{
 };
 #[allow(deprecated)]
 pub use crate::deprecated::{initialize, Configuration};
+pub use crate::isolate::isolate;
 pub use crate::join::{join, join_context};
 pub use crate::join_handle::{spawn_with_handle, JoinHandle};
 pub use crate::metrics::{PoolMetrics, WorkerMetrics};
@@ -193,6 +195,7 @@ mod loom_model;
 #[cfg(loom)]
 #[doc(hidden)]
 pub use loom_model::{
-    handle as __loom_handle, join as __loom_join, join_steal as __loom_join_steal,
-    latch as __loom_latch, lifecycle as __loom_lifecycle, scope as __loom_scope, sleep as __loom,
+    handle as __loom_handle, isolate as __loom_isolate, join as __loom_join,
+    join_steal as __loom_join_steal, latch as __loom_latch, lifecycle as __loom_lifecycle,
+    scope as __loom_scope, sleep as __loom,
 };

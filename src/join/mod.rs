@@ -13,7 +13,7 @@ use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{CoreLatch, JoinLatch};
 use crate::pool::pending::{PendingHalves, Popped};
 use crate::pool::registry;
-use crate::pool::worker::{JoinStack, RunJobs, Waiter, WorkerThread};
+use crate::pool::worker::{join_in_region, JoinStack, RunJobs, Waiter, WorkerThread};
 use crate::sync::barrier::{CheckedLight, FixedLight, Light};
 use crate::unwind;
 use crate::FnContext;
@@ -108,9 +108,10 @@ where
 {
     WorkerThread::with_join_stack(|stack| match stack {
         Some(stack) => join_on(&stack, false, oper_a, oper_b),
-        None => {
-            join_checked(|worker_thread, injected| join_on(worker_thread, injected, oper_a, oper_b))
-        }
+        None => join_checked(|worker_thread, injected| match worker_thread.region() {
+            Some(region) => join_in_region(worker_thread, &region, injected, oper_a, oper_b),
+            None => join_on(worker_thread, injected, oper_a, oper_b),
+        }),
     })
 }
 

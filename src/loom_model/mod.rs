@@ -3,6 +3,7 @@
 //! `__loom_<name>`. Only with `--cfg loom`. Not an API.
 
 pub mod handle;
+pub mod isolate;
 pub mod join;
 pub mod join_steal;
 pub mod latch;

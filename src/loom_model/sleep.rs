@@ -47,6 +47,10 @@ impl ModelLatch {
     pub fn probe(&self) -> bool {
         self.0.probe()
     }
+    /// The latch under test.
+    pub(crate) fn core(&self) -> &CoreLatch {
+        &self.0
+    }
     /// `CoreLatch::reset`: unset again, by its owner (`block_on`, between polls).
     pub fn reset(&self) {
         self.0.reset()
@@ -97,6 +101,14 @@ impl ModelSleep {
     /// `Sleep::new_broadcast_jobs` (after the pushes).
     pub fn new_broadcast_jobs(&self) {
         self.sleep.new_broadcast_jobs()
+    }
+    /// The sleep state under test.
+    pub(crate) fn sleep(&self) -> &Sleep {
+        &self.sleep
+    }
+    /// Worker `index`'s metrics counters (its park observer).
+    pub(crate) fn counters(&self, index: usize) -> &WorkerCounters {
+        &self.counters[index]
     }
     /// Sets `latch`, owned by worker `owner`, waking it if it sleeps (as every latch
     /// setter does).

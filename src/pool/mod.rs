@@ -6,6 +6,7 @@
 pub(crate) mod build_error;
 pub(crate) mod config;
 pub(crate) mod pending;
+pub(crate) mod region;
 pub(crate) mod registry;
 pub(crate) mod spawn_handler;
 pub(crate) mod worker;

@@ -20,9 +20,12 @@
 //!    sleeps.
 //!
 //! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop.
+//! `isolated.rs` parks a worker that waits inside an isolation region, outside the
+//! counters; `wake.rs` is the waking half.
 
 mod core_latch;
 mod counters;
+mod isolated;
 mod wake;
 
 use self::counters::{AtomicCounters, Counters, JobsEventCounter};
@@ -117,12 +120,28 @@ pub(crate) struct Sleep {
 /// another's line.
 #[derive(Default)]
 struct WorkerSleepState {
-    /// Set by the worker with its registration as a sleeper (step 3 of `sleep`), before
-    /// its last look; cleared by a waker (which also decrements `sleeping`), or by the
-    /// worker itself when its last look or its recheck finds work.
-    is_blocked: Mutex<bool>,
+    /// [`Blocked::Counted`] with the worker's registration as a sleeper (step 3 of
+    /// `sleep`), before its last look; back to [`Blocked::No`] by a waker (which also
+    /// decrements `sleeping`), or by the worker itself when its last look or its recheck
+    /// finds work. [`Blocked::Isolated`] while the worker parks in an isolated wait
+    /// ([`Sleep::park_isolated`]).
+    is_blocked: Mutex<Blocked>,
     /// Where the worker parks, with `is_blocked`'s mutex; a waker notifies it.
     condvar: Condvar,
+}
+
+/// Whether, and how, a worker is parked on its [`WorkerSleepState`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Blocked {
+    /// Not parked, or woken.
+    #[default]
+    No,
+    /// Parked as a searcher that found nothing: counted in the `sleeping` counter, woken
+    /// by new work or by its latch's setter (who decrements the counter).
+    Counted,
+    /// Parked in an isolated wait (`docs/isolation.md`): not counted anywhere in the
+    /// counters, woken only by its latch's setter or by a push to its region.
+    Isolated,
 }
 
 /// What a worker remembers between unsuccessful search rounds.
@@ -311,7 +330,7 @@ impl Sleep {
         // (set in step 3, before we release the mutex) and clears it.
         let sleep_state = &self.worker_sleep_states[worker_index];
         let mut is_blocked = sleep_state.is_blocked.lock();
-        debug_assert!(!*is_blocked);
+        debug_assert_eq!(*is_blocked, Blocked::No);
         if !latch.fall_asleep() {
             idle_state.wake_fully();
             return;
@@ -332,7 +351,7 @@ impl Sleep {
                 break counters.inactive_threads() == self.worker_sleep_states.len();
             }
         };
-        *is_blocked = true;
+        *is_blocked = Blocked::Counted;
         drop(is_blocked);
 
         // Step 4: the heavy barrier pairs with the light barrier in `new_jobs`. Either
@@ -357,12 +376,12 @@ impl Sleep {
         // Step 5: block, unless a waker came in between (it cleared `is_blocked` and
         // decremented `sleeping` for us) or the last look found work.
         let mut is_blocked = sleep_state.is_blocked.lock();
-        let park_now = if !*is_blocked {
+        let park_now = if *is_blocked == Blocked::No {
             // Woken before we blocked.
             false
         } else if pending {
             // Back out: nobody will wake us, so undo the registration ourselves.
-            *is_blocked = false;
+            *is_blocked = Blocked::No;
             self.counters.sub_sleeping_thread();
             false
         } else {
@@ -376,10 +395,10 @@ impl Sleep {
             let parked_at = Instant::now();
             observer.parked(crate::metrics::now_ns());
             let mut is_blocked = sleep_state.is_blocked.lock();
-            if recheck && *is_blocked {
+            if recheck && *is_blocked != Blocked::No {
                 is_blocked = self.recheck(sleep_state, is_blocked, &has_pending_jobs);
             }
-            while *is_blocked {
+            while *is_blocked != Blocked::No {
                 is_blocked = sleep_state.condvar.wait(is_blocked);
             }
             // The waker (or the recheck) already decremented `sleeping` for us.
@@ -401,19 +420,19 @@ impl Sleep {
     fn recheck<'a>(
         &self,
         sleep_state: &'a WorkerSleepState,
-        mut is_blocked: MutexGuard<'a, bool>,
+        mut is_blocked: MutexGuard<'a, Blocked>,
         has_pending_jobs: &impl Fn() -> bool,
-    ) -> MutexGuard<'a, bool> {
+    ) -> MutexGuard<'a, Blocked> {
         let deadline = Instant::now() + barrier::RECHECK_AFTER;
-        while *is_blocked {
+        while *is_blocked != Blocked::No {
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
             is_blocked = sleep_state.condvar.wait_timeout(is_blocked, deadline - now);
         }
-        if *is_blocked && has_pending_jobs() {
-            *is_blocked = false;
+        if *is_blocked != Blocked::No && has_pending_jobs() {
+            *is_blocked = Blocked::No;
             self.counters.sub_sleeping_thread();
         }
         is_blocked

@@ -4,7 +4,7 @@
 //! "Latches"). The falling-asleep half is in `mod.rs`.
 
 use super::counters::JobsEventCounter;
-use super::{CoreLatch, IdleState, Sleep};
+use super::{Blocked, CoreLatch, IdleState, Sleep};
 use crate::sync::barrier;
 
 impl Sleep {
@@ -68,7 +68,7 @@ impl Sleep {
     pub(crate) unsafe fn set_latch_and_wake(&self, latch: *const CoreLatch, owner: usize) {
         // SAFETY: forwarded from this function's contract.
         if unsafe { CoreLatch::set(latch) } {
-            self.wake_specific_thread(owner);
+            self.wake_waiter(owner);
         }
     }
 
@@ -170,17 +170,36 @@ impl Sleep {
         }
     }
 
-    /// Wakes worker `index` if it is parked. Returns whether it was.
+    /// Wakes worker `index` if it is parked as a searcher ([`Blocked::Counted`]). Returns
+    /// whether it was. A worker parked in an isolated wait is left alone: it takes none of
+    /// the work a searcher's wake-up is for.
     fn wake_specific_thread(&self, index: usize) -> bool {
+        self.wake(index, false)
+    }
+
+    /// Wakes worker `index`, which waits on a latch that was just set or, in an isolated
+    /// wait, for its region's jobs: whether it parked as a searcher or in an isolated wait.
+    pub(crate) fn wake_waiter(&self, index: usize) {
+        self.wake(index, true);
+    }
+
+    /// Wakes worker `index` if it is parked as a searcher, or in an isolated wait if
+    /// `isolated_too`; returns whether it woke a searcher.
+    fn wake(&self, index: usize, isolated_too: bool) -> bool {
         let sleep_state = &self.worker_sleep_states[index];
         let mut is_blocked = sleep_state.is_blocked.lock();
-        if !*is_blocked {
-            return false;
-        }
-        *is_blocked = false;
+        let counted = match *is_blocked {
+            Blocked::No => return false,
+            Blocked::Isolated if !isolated_too => return false,
+            Blocked::Isolated => false,
+            Blocked::Counted => true,
+        };
+        *is_blocked = Blocked::No;
         // The waker, not the sleeper, decrements `sleeping`, so posters see the new
         // count as early as possible.
-        self.counters.sub_sleeping_thread();
+        if counted {
+            self.counters.sub_sleeping_thread();
+        }
         drop(is_blocked);
         // Notify after unlocking: std's condvar does not requeue the woken thread onto
         // the mutex (parking_lot's did), so a notify under the lock wakes the sleeper
@@ -188,6 +207,6 @@ impl Sleep {
         // `is_blocked` under the mutex, and `sleep_state` lives as long as the registry,
         // so the late notify is safe.
         sleep_state.condvar.notify_one();
-        true
+        counted
     }
 }

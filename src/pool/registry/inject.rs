@@ -5,7 +5,7 @@
 use super::{global_registry, Registry, WaitNeeds};
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CrossLatch, LatchRef, ParkLatch};
-use crate::pool::worker::WorkerThread;
+use crate::pool::worker::{broadcast_in_region, WorkerThread};
 use std::cell::Cell;
 
 impl Registry {
@@ -41,12 +41,30 @@ impl Registry {
     pub(crate) fn inject_broadcast(&self, jobs: impl ExactSizeIterator<Item = JobRef>) {
         let queues = self.broadcasts.lock();
         assert_eq!(jobs.len(), queues.len(), "one broadcast job per worker");
-        for (queue, job) in queues.iter().zip(jobs) {
-            queue.push(job);
-        }
+        // From inside an isolation region the jobs are the region's: queued there, with
+        // stubs on the broadcast queues (`docs/isolation.md`).
+        let region = self.with_current_worker(|worker| worker.and_then(WorkerThread::region));
+        let parked = match region {
+            None => {
+                for (queue, job) in queues.iter().zip(jobs) {
+                    queue.push(job);
+                }
+                Vec::new()
+            }
+            Some(region) => {
+                let (stubs, parked) = broadcast_in_region(&region, jobs);
+                for (queue, stub) in queues.iter().zip(stubs) {
+                    queue.push(stub);
+                }
+                parked
+            }
+        };
         drop(queues);
         // After the pushes, like every `new_jobs` (docs/sleep.md, "Broadcasts").
         self.sleep.new_broadcast_jobs();
+        for index in parked {
+            self.sleep.wake_waiter(index);
+        }
     }
 
     /// Runs `op` on a worker of this registry and returns its result.
@@ -120,11 +138,18 @@ impl Registry {
         // Before anything is queued: it may panic (Windows' loader lock).
         self.check_wait(WaitNeeds::AnyWorker);
         let latch = CrossLatch::new(current_thread.latch_owner());
+        // From inside an isolation region, `op` runs in a region of this pool: its waits
+        // there run none of this pool's unrelated jobs either (`docs/isolation.md`).
+        let isolated = current_thread.in_region();
         let job = StackJob::new(
             |injected| {
                 WorkerThread::with_current(|worker| {
                     let worker = worker.expect("stealpool: injected job must run on a worker");
-                    op(worker, injected)
+                    if isolated {
+                        worker.isolate(|| op(worker, injected))
+                    } else {
+                        op(worker, injected)
+                    }
                 })
             },
             latch,

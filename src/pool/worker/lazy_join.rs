@@ -85,7 +85,8 @@ impl WorkerThread {
             return;
         };
         WorkerThread::with_current(|worker| {
-            if let Some(worker) = worker {
+            // Inside a region every `join` takes the checked path (`isolate.rs`).
+            if let Some(worker) = worker.filter(|worker| !worker.in_region()) {
                 let stack = NonNull::from(&**worker.pending);
                 JOIN_STACK.with(|slot| slot.set(Some(RawJoinStack { stack, light })));
             }

@@ -11,6 +11,7 @@ use crate::job::{JobArena, JobFifo, JobRef};
 use crate::latch::LatchOwner;
 use crate::metrics::WorkerCounters;
 use crate::pool::pending::PendingHalves;
+use crate::pool::region::Region;
 use crate::pool::registry::{Registry, WorkerQueues};
 use crate::sleep::Sleep;
 use crate::sync::deque::{Stealer, Worker};
@@ -21,6 +22,7 @@ use crate::timeline_hooks::WorkerRecorder;
 use crossbeam_utils::CachePadded;
 use deferred::DeferredWork;
 pub(crate) use deferred::{JobRun, RunJobs};
+pub(crate) use isolate::{broadcast_in_region, join_in_region};
 pub(crate) use lazy_join::JoinStack;
 use std::ptr;
 pub(crate) use wait::Waiter;
@@ -28,6 +30,7 @@ pub(crate) use wait::Waiter;
 pub(crate) use wait::{wait_loop, Frame};
 
 mod deferred;
+mod isolate;
 mod lazy_join;
 mod observe;
 mod search;
@@ -81,6 +84,8 @@ pub(crate) struct WorkerThread {
     /// The idle period announced to `tracing` (`tell_idle`).
     #[cfg(feature = "tracing")]
     idle: observe::IdlePeriod,
+    /// The isolation region this worker is in, if any (`isolate.rs`).
+    region: Cell<Option<Arc<Region>>>,
 }
 
 /// Fair injection: between top-level jobs, at most one injected job per this many local
@@ -118,6 +123,7 @@ impl WorkerThread {
             found: Cell::new(None),
             #[cfg(feature = "tracing")]
             idle: observe::IdlePeriod::default(),
+            region: Cell::new(None),
         }
     }
 
@@ -213,6 +219,9 @@ impl WorkerThread {
         // meet its own jobs before an enclosing `join`'s second half (which may wait for
         // the first half: a deadlock rayon-core does not have; docs/join.md, "Order").
         self.promote_all();
+        if let Some(region) = self.region() {
+            return self.hand_out(&region, job);
+        }
         let queue_was_empty = self.worker.is_empty();
         self.worker.push(job);
         self.registry.sleep.new_jobs(1, queue_was_empty);
@@ -223,6 +232,13 @@ impl WorkerThread {
     /// the deque.
     #[inline]
     pub(crate) fn push_fifo(&self, job: JobRef) {
+        // Inside a region the job goes to the region's queue (`isolate.rs`), which a
+        // stub on the deque stands for: the FIFO would let a waiter of the region reach
+        // this worker's older FIFO jobs.
+        if let Some(region) = self.region() {
+            self.promote_all();
+            return self.hand_out(&region, job);
+        }
         // SAFETY: the FIFO is held by the registry, which outlives every stub: stubs are
         // only in this registry's deques, and whoever runs one (a worker of this pool)
         // holds the registry. (Not this worker: the adopted worker 0 of a
@@ -320,6 +336,9 @@ impl WorkerThread {
     /// `yield_now`: runs one job from anywhere this worker may take one, if any. Returns
     /// whether it ran one.
     pub(crate) fn yield_now(&self) -> bool {
+        if let Some(region) = self.region() {
+            return self.yield_in_region(&region);
+        }
         // As in rayon-core, the own pending `join` halves are among the jobs to yield to.
         self.promote_all();
         match self.find_work() {
@@ -335,6 +354,9 @@ impl WorkerThread {
     /// `yield_local`: runs one job from the own deque or broadcast queue, if any. Returns
     /// whether it ran one.
     pub(crate) fn yield_local(&self) -> bool {
+        if let Some(region) = self.region() {
+            return self.yield_in_region(&region);
+        }
         self.promote_all();
         let job = self.take_local_job().or_else(|| loop {
             let mut retry = false;

@@ -166,7 +166,10 @@ impl WorkerThread {
     /// loop, for a user frame.
     #[cold]
     fn wait_until_cold(&self, latch: &CoreLatch) {
-        wait_loop(self, latch, Frame::User);
+        match self.region() {
+            Some(region) => self.wait_isolated(&region, latch),
+            None => wait_loop(self, latch, Frame::User),
+        }
     }
 
     /// The scheduling loop of a worker thread: runs jobs until the pool's `terminate`

@@ -1,0 +1,80 @@
+//! An isolation region's queue and its waiters' park for the loom model
+//! (`tests/loom_isolate.rs`); only with `--cfg loom`. Not an API.
+
+use super::sleep::{ModelLatch, ModelSleep};
+use crate::job::{Job, JobRef};
+use crate::pool::region::Region;
+
+/// A region whose jobs are tokens: a job is its number, which the taker reads back.
+pub struct ModelRegion(Region);
+
+/// A token job: never run, only handed out and read back (sized, so that token `n` is
+/// `n` tokens past the base).
+#[allow(dead_code)] // only its size and alignment matter
+struct Token(u64);
+
+impl Job for Token {
+    unsafe fn execute(_: *const ()) {}
+}
+
+impl std::fmt::Debug for ModelRegion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelRegion").finish_non_exhaustive()
+    }
+}
+
+impl Default for ModelRegion {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Token `n` as a job reference (its address is `n` tokens past a dangling base; it is
+/// compared, never dereferenced).
+fn token(n: usize) -> JobRef {
+    let base = std::ptr::NonNull::<Token>::dangling().as_ptr();
+    // SAFETY: the token is never executed, only compared (`number`).
+    unsafe { JobRef::new(base.wrapping_add(n)) }
+}
+
+/// The number of the token `job`.
+fn number(job: JobRef) -> usize {
+    let base = std::ptr::NonNull::<Token>::dangling().as_ptr();
+    (job.id().0 as usize - base as usize) / std::mem::size_of::<Token>()
+}
+
+impl ModelRegion {
+    /// An empty region.
+    pub fn new() -> Self {
+        ModelRegion(Region::new())
+    }
+
+    /// A worker of the region hands out job `n`: `Region::push`, then wakes the waiters
+    /// it returned (`WorkerThread::hand_out`).
+    pub fn push(&self, sleep: &ModelSleep, n: usize) {
+        for index in self.0.push(token(n)) {
+            sleep.sleep().wake_waiter(index);
+        }
+    }
+
+    /// Worker `index` waits inside the region until `latch` is set or it took a job of
+    /// the region, parking when there is none (`WorkerThread::wait_isolated`'s loop,
+    /// without the spin). Returns the job it took, if any.
+    pub fn wait(&self, sleep: &ModelSleep, index: usize, latch: &ModelLatch) -> Option<usize> {
+        loop {
+            if latch.probe() {
+                return None;
+            }
+            if let Some(job) = self.0.take_for_waiter(index) {
+                return Some(number(job));
+            }
+            sleep.sleep().park_isolated(
+                index,
+                latch.core(),
+                sleep.counters(index),
+                || self.0.register_parked(index),
+                || self.0.unregister_parked(index),
+            );
+        }
+    }
+}

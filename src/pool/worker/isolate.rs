@@ -1,0 +1,312 @@
+//! The worker's side of isolation (`docs/isolation.md`): its current region, how it
+//! hands jobs out inside one (the region's queue and a stub on the deque), the `join` of
+//! a region, and the isolated wait, which runs only the region's jobs.
+//!
+//! The invariant everything here keeps: **a worker inside a region has no private `join`
+//! half.** Entering a region promotes every private half first (under the region it was
+//! pushed in), and a `join` inside a region hands its second half out at once instead of
+//! keeping it private (the thread's fast-path `JoinStack` is cleared while in a region,
+//! so every such `join` comes here). So no half of a region is ever rescued from a
+//! private stack, where a rescuer could not tell its region.
+
+use super::{RunJobs, WorkerThread};
+use crate::job::{Job, JobRef, StackJob};
+use crate::latch::{AsCoreLatch, CoreLatch, JoinLatch};
+use crate::pool::region::Region;
+use crate::sync::checked::yield_now;
+use crate::sync::unchecked::Arc;
+use crate::unwind;
+use crate::FnContext;
+
+/// Unsuccessful looks at the region's queue (each followed by a yield) before an isolated
+/// waiter parks. (0 under loom.)
+const ROUNDS_UNTIL_PARK: u32 = if cfg!(loom) { 0 } else { 8 };
+
+/// A stub on a deque: runs the oldest job of its region, in the region, if one is left.
+/// The stub owns one reference count of the region (`Arc::into_raw`).
+impl Job for Region {
+    unsafe fn execute(this: *const ()) {
+        // SAFETY: a region stub's pointer came from `Arc::into_raw` (`stub`), and the stub
+        // runs once, so this takes that reference back once.
+        let region = unsafe { Arc::from_raw(this.cast::<Region>()) };
+        if let Some(job) = region.take_oldest() {
+            WorkerThread::with_current(|worker| {
+                worker
+                    .expect("stealpool: a region's stub ran off-pool")
+                    .run_in_region(&region, job)
+            });
+        }
+    }
+}
+
+/// A stub on a worker's broadcast queue: runs that worker's broadcast job of its region.
+#[repr(transparent)]
+struct BroadcastStub(Region);
+
+impl Job for BroadcastStub {
+    unsafe fn execute(this: *const ()) {
+        // SAFETY: as for `Region`'s stub (`broadcast_stub`).
+        let region = unsafe { Arc::from_raw(this.cast::<Region>()) };
+        WorkerThread::with_current(|worker| {
+            let worker = worker.expect("stealpool: a broadcast stub ran off-pool");
+            if let Some(job) = region.take_broadcast(worker.index()) {
+                worker.run_in_region(&region, job);
+            }
+        });
+    }
+}
+
+/// A stub of `region` for a deque.
+fn stub(region: &Arc<Region>) -> JobRef {
+    // SAFETY: the pointer stays valid until the stub runs or is dropped (`drop_stub`):
+    // it holds the reference count `into_raw` leaves behind.
+    unsafe { JobRef::new(Arc::into_raw(region.clone())) }
+}
+
+/// A broadcast stub of `region`.
+fn broadcast_stub(region: &Arc<Region>) -> JobRef {
+    // SAFETY: as in `stub`; `BroadcastStub` is `Region` (transparent).
+    unsafe { JobRef::new(Arc::into_raw(region.clone()).cast::<BroadcastStub>()) }
+}
+
+/// Whether `job` is a stub of `region`.
+fn is_stub_of(job: &JobRef, region: &Arc<Region>) -> bool {
+    let execute: unsafe fn(*const ()) = <Region as Job>::execute;
+    job.id() == (Arc::as_ptr(region).cast(), execute as usize)
+}
+
+/// Gives back the reference count of a stub of some region that will not run.
+///
+/// # Safety
+/// `job` is a stub made by [`stub`] (checked with [`is_stub_of`]).
+unsafe fn drop_stub(job: JobRef) {
+    // SAFETY: the stub's pointer came from `Arc::into_raw` and it will not run.
+    drop(unsafe { Arc::from_raw(job.id().0.cast::<Region>()) });
+}
+
+/// Restores the worker's region when a region it entered ends (also by a panic).
+struct Leave<'a> {
+    /// The worker.
+    worker: &'a WorkerThread,
+    /// The region it was in before.
+    previous: Option<Arc<Region>>,
+}
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        let worker = self.worker;
+        debug_assert!(
+            !worker.pending.has_private(),
+            "a private half inside a region"
+        );
+        let left = worker.region.replace(self.previous.take());
+        drop(left);
+        if !worker.in_region() {
+            WorkerThread::fix_current_join_stack();
+        }
+    }
+}
+
+impl WorkerThread {
+    /// The region this worker is in, if any.
+    pub(crate) fn region(&self) -> Option<Arc<Region>> {
+        let region = self.region.take();
+        self.region.set(region.clone());
+        region
+    }
+
+    /// Whether this worker is inside a region.
+    #[inline]
+    pub(crate) fn in_region(&self) -> bool {
+        let region = self.region.take();
+        let inside = region.is_some();
+        self.region.set(region);
+        inside
+    }
+
+    /// Makes `region` this worker's region until the returned guard drops. Private halves
+    /// are promoted first, under the region they were pushed in.
+    fn enter(&self, region: Arc<Region>) -> Leave<'_> {
+        self.promote_all();
+        WorkerThread::clear_join_stack();
+        let previous = self.region.replace(Some(region));
+        Leave {
+            worker: self,
+            previous,
+        }
+    }
+
+    /// Runs `op` on this worker inside a new region (`stealpool::isolate`).
+    pub(crate) fn isolate<R>(&self, op: impl FnOnce() -> R) -> R {
+        let _leave = self.enter(Arc::new(Region::new()));
+        op()
+    }
+
+    /// Runs `job`, a job of `region`, inside it.
+    fn run_in_region(&self, region: &Arc<Region>, job: JobRef) {
+        let current = self.region.take();
+        let inside = matches!(&current, Some(r) if Arc::ptr_eq(r, region));
+        self.region.set(current);
+        if inside {
+            self.run_jobs().execute(job);
+        } else {
+            let _leave = self.enter(region.clone());
+            self.run_jobs().execute(job);
+        }
+    }
+
+    /// Hands `job` out inside `region`: on the region's queue, with a stub on the own
+    /// deque for the free workers; wakes the region's parked waiters.
+    pub(super) fn hand_out(&self, region: &Arc<Region>, job: JobRef) {
+        let parked = region.push(job);
+        let queue_was_empty = self.worker.is_empty();
+        self.worker.push(stub(region));
+        self.registry.sleep.new_jobs(1, queue_was_empty);
+        for index in parked {
+            self.registry.sleep.wake_waiter(index);
+        }
+    }
+
+    /// Waits inside `region` until `latch` is set, running only the region's jobs; parks
+    /// when there are none (`Sleep::park_isolated`).
+    // The round limit is 0 under loom: the comparison is then constant, which is the point.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
+    pub(super) fn wait_isolated(&self, region: &Arc<Region>, latch: &CoreLatch) {
+        // As in `wait_loop`: a panic out of here would pop a frame others still use.
+        let abort_guard = unwind::AbortIfPanic;
+        let run = self.run_jobs();
+        let index = self.index();
+        let mut rounds = 0;
+        while !latch.probe() {
+            if let Some(job) = region.take_for_waiter(index) {
+                run.execute(job);
+                run.settle_for(latch);
+                rounds = 0;
+                continue;
+            }
+            run.settle();
+            if rounds < ROUNDS_UNTIL_PARK {
+                rounds += 1;
+                yield_now();
+                continue;
+            }
+            self.sleep().park_isolated(
+                index,
+                latch,
+                self,
+                || region.register_parked(index),
+                || region.unregister_parked(index),
+            );
+            rounds = 0;
+        }
+        drop(run);
+        std::mem::forget(abort_guard);
+    }
+
+    /// Runs one job of `region` if one is queued for this worker (`yield_now` and
+    /// `yield_local` inside a region); returns whether it ran one.
+    pub(super) fn yield_in_region(&self, region: &Arc<Region>) -> bool {
+        match region.take_for_waiter(self.index()) {
+            Some(job) => {
+                self.run_jobs().execute(job);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// After a `join` of `region` took its half back from the region's queue: takes the
+    /// stub it pushed off the own deque if it is on top (a stub of the region: any of
+    /// them stands for any of the region's jobs), else puts back what it popped.
+    fn drop_own_stub(&self, region: &Arc<Region>) {
+        match self.worker.pop() {
+            // SAFETY: checked to be a stub of `region`.
+            Some(job) if is_stub_of(&job, region) => unsafe { drop_stub(job) },
+            Some(job) => {
+                self.worker.push(job);
+                self.registry.sleep.new_jobs(1, false);
+            }
+            None => {}
+        }
+    }
+}
+
+/// Broadcast jobs sent from inside `region` (job `i` for worker `i`): queues each on the
+/// region for its worker and returns the stubs that go on the workers' broadcast queues
+/// in their place, and the region's parked waiters, to be woken after the push.
+pub(crate) fn broadcast_in_region(
+    region: &Arc<Region>,
+    jobs: impl ExactSizeIterator<Item = JobRef>,
+) -> (Vec<JobRef>, Vec<usize>) {
+    let mut parked = Vec::new();
+    let stubs = jobs
+        .enumerate()
+        .map(|(index, job)| {
+            parked.extend(region.push_broadcast(index, job));
+            broadcast_stub(region)
+        })
+        .collect();
+    (stubs, parked)
+}
+
+/// `join` on a worker inside `region` (`docs/isolation.md`): `b` is handed out on the
+/// region's queue before `a` runs; after `a`, the `join` takes `b` back if nobody took
+/// it, else waits for it with the isolated wait.
+pub(crate) fn join_in_region<A, B, RA, RB>(
+    worker: &WorkerThread,
+    region: &Arc<Region>,
+    injected: bool,
+    oper_a: A,
+    oper_b: B,
+) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(
+        |migrated| oper_b(FnContext::new(migrated)),
+        JoinLatch::new_unwritten(),
+    );
+    // SAFETY: `job_b` stays on this frame until it was taken back (and run inline) or its
+    // latch was observed set: both paths below, the panic path included, do one of them.
+    // It is handed out once, here, and runs at most once: whoever takes it from the
+    // region's queue.
+    let job_ref = unsafe { job_b.as_join_half().hand_out(worker.latch_owner()) };
+    let id = job_b.id();
+    worker.hand_out(region, job_ref);
+    let result_a = unwind::halt_unwinding(|| oper_a(FnContext::new(injected)));
+    // SAFETY: written by `hand_out` above.
+    let latch = unsafe { job_b.latch.core_latch() };
+    let taken_back = match region.take_back(id) {
+        Some(_own) => {
+            worker.drop_own_stub(region);
+            true
+        }
+        None => {
+            worker.wait_until(latch.as_core_latch());
+            false
+        }
+    };
+    match result_a {
+        Ok(result_a) if taken_back => {
+            // SAFETY: taken back from the queue: nobody else can run it.
+            let result_b = unsafe { job_b.run_inline(injected) };
+            (result_a, result_b)
+        }
+        // SAFETY: not taken back: its latch was observed set.
+        Ok(result_a) => (result_a, unsafe { job_b.take_value() }),
+        Err(payload) => {
+            if taken_back {
+                // SAFETY: as above.
+                let run_b = || unsafe { job_b.run_inline(injected) };
+                unwind::drop_quietly(unwind::halt_unwinding(run_b));
+            } else {
+                // SAFETY: its latch was observed set; the result is taken once.
+                unsafe { job_b.discard_result() };
+            }
+            unwind::resume_unwinding(payload)
+        }
+    }
+}

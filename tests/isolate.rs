@@ -1,0 +1,344 @@
+//! `isolate` (`docs/isolation.md`): inside a region, a worker that waits runs only the
+//! region's jobs, and the region's jobs still run on every free worker.
+//!
+//! The re-entry scenarios force the wait of rayon-rs/rayon#592 (a job holds a section
+//! across a `join` whose `b` the other worker took, and an unrelated job is in reach of
+//! the wait) and count the unrelated job's runs inside the section: one without
+//! isolation, none with it. Every body runs under a watchdog.
+
+mod common;
+
+use common::{wait_parked, watchdog};
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, TryLockError};
+use stealpool::{ThreadPool, ThreadPoolBuilder};
+
+/// Watchdog per test, in seconds; a healthy run takes milliseconds.
+const SECS: u64 = 30;
+/// Runs of each re-entry scenario: the state the workers start in varies.
+const RUNS: usize = 50;
+
+thread_local! {
+    static CELL: RefCell<u32> = const { RefCell::new(0) };
+    /// Whether this thread is inside a section (`Held::hold`).
+    static IN_SECTION: Cell<bool> = const { Cell::new(false) };
+}
+
+fn pool(n: usize) -> Arc<ThreadPool> {
+    Arc::new(ThreadPoolBuilder::new().num_threads(n).build().unwrap())
+}
+
+/// What the section holds.
+#[derive(Clone, Copy)]
+enum Held {
+    /// A `Mutex` (rayon-rs/rayon#592).
+    Mutex,
+    /// A mutable borrow of the thread-local `CELL` (rayon-rs/rayon#1253).
+    ThreadLocal,
+}
+
+impl Held {
+    /// Runs `section` holding `lock` or a borrow of `CELL`, marked as inside the section
+    /// on this thread (`IN_SECTION`).
+    fn hold<R>(self, lock: &Mutex<()>, section: impl FnOnce() -> R) -> R {
+        let marked = || {
+            IN_SECTION.with(|inside| inside.set(true));
+            let value = section();
+            IN_SECTION.with(|inside| inside.set(false));
+            value
+        };
+        match self {
+            Held::Mutex => {
+                let _guard = lock.lock().unwrap();
+                marked()
+            }
+            Held::ThreadLocal => CELL.with(|cell| {
+                let _borrow = cell.borrow_mut();
+                marked()
+            }),
+        }
+    }
+
+    /// Whether the current thread is inside the section and finds it held: a job run
+    /// there that took it would wait on itself. (The lock alone would also count a job
+    /// that runs on another worker while the section holds it, which waits only for the
+    /// section to end.)
+    fn is_held_here(self, lock: &Mutex<()>) -> bool {
+        IN_SECTION.with(|inside| inside.get())
+            && match self {
+                Held::Mutex => matches!(lock.try_lock(), Err(TryLockError::WouldBlock)),
+                Held::ThreadLocal => CELL.with(|cell| cell.try_borrow_mut().is_err()),
+            }
+    }
+}
+
+/// The section on a two-worker pool, inside `isolate` if `isolated`: a `join` whose `b`
+/// the other worker takes; once `b` started, `a` has `u` injected from outside (it tries
+/// the section) and returns, so `u` is in reach of the section's wait for `b` until that
+/// wait parks, which `b` waits for. Returns how often `u` found the section held on its
+/// thread, after `u` ran: 1 without isolation (the wait takes `u` from the injector, as
+/// rayon-core's does), 0 with it.
+fn stolen_half_wait(held: Held, isolated: bool) -> usize {
+    let pool = pool(2);
+    let lock = Arc::new(Mutex::new(()));
+    let reentries = Arc::new(AtomicUsize::new(0));
+    let (b_started_tx, b_started_rx) = mpsc::channel::<()>();
+    let (inject_tx, inject_rx) = mpsc::channel::<()>();
+    let (injected_tx, injected_rx) = mpsc::channel::<()>();
+    let (u_ran_tx, u_ran_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let section_lock = lock.clone();
+    let b_pool = pool.clone();
+    pool.spawn(move || {
+        held.hold(&section_lock, || {
+            let join = move || {
+                let ((), ()) = stealpool::join(
+                    move || {
+                        b_started_rx.recv().unwrap();
+                        inject_tx.send(()).unwrap();
+                        injected_rx.recv().unwrap();
+                    },
+                    move || {
+                        b_started_tx.send(()).unwrap();
+                        // The section's worker waits for this half: let it park first.
+                        wait_parked(&b_pool, 1);
+                    },
+                );
+            };
+            if isolated {
+                stealpool::isolate(join)
+            } else {
+                join()
+            }
+        });
+        done_tx.send(()).unwrap();
+    });
+    inject_rx.recv().unwrap();
+    let u_reentries = reentries.clone();
+    pool.spawn(move || {
+        if held.is_held_here(&lock) {
+            u_reentries.fetch_add(1, Ordering::SeqCst);
+        }
+        u_ran_tx.send(()).unwrap();
+    });
+    injected_tx.send(()).unwrap();
+    done_rx.recv().unwrap();
+    u_ran_rx.recv().unwrap();
+    reentries.load(Ordering::SeqCst)
+}
+
+#[test]
+fn a_mutex_held_across_an_isolated_join_is_not_met_by_an_injected_job() {
+    watchdog(SECS, || {
+        for run in 0..RUNS {
+            assert_eq!(
+                stolen_half_wait(Held::Mutex, false),
+                1,
+                "run {run}, not isolated"
+            );
+            assert_eq!(
+                stolen_half_wait(Held::Mutex, true),
+                0,
+                "run {run}, isolated"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_thread_local_borrowed_across_an_isolated_join_is_not_met_by_an_injected_job() {
+    watchdog(SECS, || {
+        for run in 0..RUNS {
+            let held = Held::ThreadLocal;
+            assert_eq!(stolen_half_wait(held, false), 1, "run {run}, not isolated");
+            assert_eq!(stolen_half_wait(held, true), 0, "run {run}, isolated");
+        }
+    });
+}
+
+/// rayon-rs/rayon#1251: `OnceLock::get_or_init` whose initialiser runs parallel work, on
+/// every worker of a pool at once. Without isolation a worker waiting inside the
+/// initialiser may start another job's `get_or_init` on the same thread (std's `OnceLock`
+/// then deadlocks); inside `isolate` every call completes with the one value.
+#[test]
+fn once_lock_initialisers_that_join_complete_on_every_worker() {
+    watchdog(SECS, || {
+        for threads in [2, 4] {
+            for _ in 0..RUNS {
+                let pool = pool(threads);
+                let once = Arc::new(OnceLock::new());
+                let values: Vec<u64> = pool.install(|| {
+                    let (tx, rx) = mpsc::channel();
+                    for _ in 0..threads * 4 {
+                        let (once, tx) = (once.clone(), tx.clone());
+                        stealpool::spawn(move || {
+                            let v = *once.get_or_init(|| {
+                                stealpool::isolate(|| {
+                                    let (a, b) = stealpool::join(|| tree(6), || tree(6));
+                                    a + b
+                                })
+                            });
+                            tx.send(v).unwrap();
+                        });
+                    }
+                    drop(tx);
+                    rx.iter().collect()
+                });
+                assert_eq!(values, vec![128; threads * 4]);
+            }
+        }
+    });
+}
+
+/// A `join` tree of `2^depth` leaves; returns the leaf count.
+fn tree(depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let (a, b) = stealpool::join(|| tree(depth - 1), || tree(depth - 1));
+    a + b
+}
+
+/// The region's halves run on the other worker: `a` returns only once `b` has started,
+/// so `b` ran elsewhere, and it reports its worker.
+#[test]
+fn a_region_hands_its_halves_to_a_free_worker() {
+    watchdog(SECS, || {
+        let pool = pool(2);
+        for _ in 0..RUNS {
+            let (a_worker, b_worker) = pool.isolate(|| {
+                let (tx, rx) = mpsc::channel::<()>();
+                stealpool::join(
+                    move || {
+                        rx.recv().unwrap();
+                        stealpool::current_thread_index()
+                    },
+                    move || {
+                        tx.send(()).unwrap();
+                        stealpool::current_thread_index()
+                    },
+                )
+            });
+            assert_ne!(a_worker, b_worker);
+        }
+    });
+}
+
+/// Everything a region hands out on a one-worker pool runs: a scope's jobs, `spawn_fifo`,
+/// a join handle, a broadcast, an install into another pool, nested regions, from the
+/// isolated waits alone (there is no free worker).
+#[test]
+fn a_one_worker_region_runs_all_its_own_jobs() {
+    watchdog(SECS, || {
+        let other = pool(2);
+        let pool = pool(1);
+        let sum = pool.isolate(|| {
+            let total = AtomicUsize::new(0);
+            stealpool::scope(|s| {
+                for i in 0..10 {
+                    let total = &total;
+                    s.spawn(move |_| {
+                        total.fetch_add(i, Ordering::SeqCst);
+                    });
+                }
+                s.spawn(|_| {
+                    let inner = stealpool::isolate(|| tree(5));
+                    total.fetch_add(inner as usize, Ordering::SeqCst);
+                });
+            });
+            stealpool::scope_fifo(|s| {
+                for _ in 0..3 {
+                    s.spawn_fifo(|_| {
+                        total.fetch_add(100, Ordering::SeqCst);
+                    });
+                }
+            });
+            let handle = stealpool::spawn_with_handle(|| tree(4));
+            let from_handle = handle.join().unwrap();
+            let per_worker = stealpool::broadcast(|ctx| ctx.index());
+            let from_other = other.install(|| tree(3));
+            total.load(Ordering::SeqCst) as u64 + from_handle + per_worker.len() as u64 + from_other
+        });
+        // 45 + 32 + 300, 16, 1, 8
+        assert_eq!(sum, 45 + 32 + 300 + 16 + 1 + 8);
+    });
+}
+
+/// A region's waits see its jobs wherever they were handed out: a detached `spawn` that
+/// outlives the `isolate` runs too, and a panic in `a` or `b` reaches the caller after the
+/// other half came back.
+#[test]
+fn panics_and_detached_jobs_of_a_region() {
+    watchdog(SECS, || {
+        for threads in [1, 2] {
+            let pool = pool(threads);
+            let (tx, rx) = mpsc::channel();
+            let caught = pool.isolate(|| {
+                stealpool::spawn(move || tx.send(tree(3)).unwrap());
+                let b_ran = AtomicUsize::new(0);
+                let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    stealpool::join(
+                        || panic!("expected panic in a"),
+                        || {
+                            b_ran.fetch_add(1, Ordering::SeqCst);
+                        },
+                    )
+                }));
+                assert!(panicked.is_err());
+                let in_b = std::panic::catch_unwind(|| {
+                    stealpool::join(|| tree(2), || -> u64 { panic!("expected panic in b") })
+                });
+                assert!(in_b.is_err());
+                b_ran.load(Ordering::SeqCst)
+            });
+            assert_eq!(caught, 1);
+            assert_eq!(rx.recv().unwrap(), 8);
+        }
+    });
+}
+
+/// `yield_now` and `yield_local` inside a region run the region's jobs only: a job queued
+/// outside it stays queued.
+#[test]
+fn yields_inside_a_region_run_only_its_jobs() {
+    watchdog(SECS, || {
+        let pool = pool(1);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let outside = log.clone();
+        let inside = log.clone();
+        pool.install(|| {
+            stealpool::spawn(move || outside.lock().unwrap().push("outside"));
+            stealpool::isolate(|| {
+                stealpool::spawn(move || inside.lock().unwrap().push("inside"));
+                assert_eq!(stealpool::yield_local(), Some(stealpool::Yield::Executed));
+                assert_eq!(stealpool::yield_now(), Some(stealpool::Yield::Idle));
+            });
+        });
+        pool.install(|| while stealpool::yield_local() == Some(stealpool::Yield::Executed) {});
+        assert_eq!(*log.lock().unwrap(), ["inside", "outside"]);
+    });
+}
+
+/// A worker parked in an isolated wait does not absorb the wake-up meant for a parked
+/// searcher: worker 0 of `a` waits inside a region for an `install` on `b` whose job waits
+/// for a job injected into `a` later, when both workers of `a` are parked. Only worker 1
+/// can run it; a wake-up spent on worker 0 would leave it queued for ever.
+#[test]
+fn an_isolated_waiter_does_not_take_a_searchers_wake_up() {
+    watchdog(SECS, || {
+        for _ in 0..20 {
+            let a = pool(2);
+            let b = pool(1);
+            let (tx, rx) = mpsc::channel::<()>();
+            let (done_tx, done_rx) = mpsc::channel::<()>();
+            a.spawn(move || {
+                stealpool::isolate(|| b.install(move || rx.recv().unwrap()));
+                done_tx.send(()).unwrap();
+            });
+            wait_parked(&a, 2);
+            a.spawn(move || tx.send(()).unwrap());
+            done_rx.recv().unwrap();
+        }
+    });
+}

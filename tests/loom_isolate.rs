@@ -1,0 +1,103 @@
+//! Model checking of the isolated park (`docs/isolation.md`, "Waking a region's
+//! waiters") with [loom](https://docs.rs/loom): a worker waiting inside an isolation
+//! region parks outside the sleep counters, and is woken by a push to its region or by
+//! its latch, while a searcher's wake-up passes it by. A lost wake-up shows up as a
+//! deadlock, which loom reports as a failure.
+//!
+//! ```text
+//! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom --cfg stealpool_fences" \
+//!     cargo test --release --target-dir target/loom --test loom_isolate
+//! ```
+#![cfg(loom)]
+
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+use stealpool::__loom::{ModelLatch, ModelSleep};
+use stealpool::__loom_isolate::ModelRegion;
+
+/// A searcher's loop (as in `tests/loom_sleep.rs`): takes the pool's job, or parks,
+/// until it took it or its latch is set. Returns whether it took the job.
+fn searcher(sleep: &ModelSleep, index: usize, job: &AtomicBool, latch: &ModelLatch) -> bool {
+    let mut idle = sleep.start_looking(index);
+    loop {
+        if latch.probe() {
+            sleep.work_found(&mut idle, || false);
+            return false;
+        }
+        if job
+            .compare_exchange(true, false, Ordering::Acquire, Ordering::Acquire)
+            .is_ok()
+        {
+            sleep.work_found(&mut idle, || false);
+            return true;
+        }
+        sleep.no_work_found(index, &mut idle, latch, || job.load(Ordering::Acquire));
+    }
+}
+
+/// A worker waits inside a region while another worker of the region hands out a job:
+/// the waiter takes it.
+#[test]
+fn a_push_to_its_region_is_never_missed_by_an_isolated_waiter() {
+    loom::model(|| {
+        let sleep = Arc::new(ModelSleep::new(2));
+        let region = Arc::new(ModelRegion::new());
+        let latch = Arc::new(ModelLatch::new());
+        let waiter = {
+            let (sleep, region, latch) = (sleep.clone(), region.clone(), latch.clone());
+            thread::spawn(move || region.wait(&sleep, 0, &latch))
+        };
+        region.push(&sleep, 7);
+        assert_eq!(waiter.join().unwrap(), Some(7));
+    });
+}
+
+/// The latch an isolated waiter waits on is set (its stolen half finished): the setter
+/// wakes it, as it wakes a parked searcher.
+#[test]
+fn its_latch_wakes_an_isolated_waiter() {
+    loom::model(|| {
+        let sleep = Arc::new(ModelSleep::new(1));
+        let region = Arc::new(ModelRegion::new());
+        let latch = Arc::new(ModelLatch::new());
+        let waiter = {
+            let (sleep, region, latch) = (sleep.clone(), region.clone(), latch.clone());
+            thread::spawn(move || region.wait(&sleep, 0, &latch))
+        };
+        sleep.set_latch(&latch, 0);
+        assert_eq!(waiter.join().unwrap(), None);
+    });
+}
+
+/// Worker 0 waits inside a region, worker 1 searches; a job is pushed to the pool, and
+/// then worker 0's latch is set. The searcher takes the job and the waiter is released.
+/// (A waker that spent the searcher's wake-up on the isolated waiter is not caught here:
+/// in the fence build this model checks, a searcher that parks while a worker counts as
+/// running rechecks after a timed park, `Park::FenceOnly`. `tests/isolate.rs` catches it
+/// in the membarrier build, `an_isolated_waiter_does_not_take_a_searchers_wake_up`.)
+#[test]
+fn a_searchers_wake_up_passes_an_isolated_waiter_by() {
+    loom::model(|| {
+        let sleep = Arc::new(ModelSleep::new(2));
+        let region = Arc::new(ModelRegion::new());
+        let job = Arc::new(AtomicBool::new(false));
+        let latches = Arc::new([ModelLatch::new(), ModelLatch::new()]);
+        let waiter = {
+            let (sleep, region, latches) = (sleep.clone(), region.clone(), latches.clone());
+            thread::spawn(move || region.wait(&sleep, 0, &latches[0]))
+        };
+        let searcher = {
+            let (sleep, job, latches) = (sleep.clone(), job.clone(), latches.clone());
+            thread::spawn(move || searcher(&sleep, 1, &job, &latches[1]))
+        };
+        job.store(true, Ordering::Release);
+        sleep.new_jobs(1, true);
+        assert!(
+            searcher.join().unwrap(),
+            "the searcher returned without the job"
+        );
+        sleep.set_latch(&latches[0], 0);
+        assert_eq!(waiter.join().unwrap(), None);
+    });
+}
