@@ -31,7 +31,9 @@ use crate::thread_pool::ThreadPool;
 ///
 /// **What it can break.** A wait that completes only if the waiting worker runs an
 /// unrelated job: for example a job of the region that blocks on a channel fed by a job
-/// spawned outside it, when every worker is waiting inside regions. Hence opt-in.
+/// spawned outside it, when every worker is waiting inside regions. Two regions side by
+/// side that each [`broadcast`](fn@crate::broadcast) can wait for each other the same way
+/// (each broadcast needs a worker that waits in the other region). Hence opt-in.
 ///
 /// # Panics
 /// Re-raises a panic from `op`, after every half `op` handed out came back.

@@ -342,3 +342,128 @@ fn an_isolated_waiter_does_not_take_a_searchers_wake_up() {
         }
     });
 }
+
+/// A region's waits run the jobs of the regions nested in it: a nested `isolate`'s `join`
+/// whose first half blocks until its second half runs, on two workers where the only free
+/// one waits in the outer region (rayon-core completes it by stealing the half).
+#[test]
+fn an_outer_wait_runs_the_jobs_of_a_nested_region() {
+    watchdog(SECS, || {
+        let pool = pool(2);
+        for _ in 0..RUNS {
+            pool.isolate(|| {
+                let (outer_tx, outer_rx) = mpsc::channel::<()>();
+                stealpool::join(
+                    move || outer_rx.recv().unwrap(),
+                    move || {
+                        outer_tx.send(()).unwrap();
+                        stealpool::isolate(|| {
+                            let (tx, rx) = mpsc::channel::<()>();
+                            stealpool::join(
+                                move || rx.recv().unwrap(),
+                                move || tx.send(()).unwrap(),
+                            );
+                        });
+                    },
+                );
+            });
+        }
+    });
+}
+
+/// A broadcast from a region nested in the one a worker waits in reaches that worker.
+#[test]
+fn a_broadcast_from_a_nested_region_reaches_a_worker_waiting_in_the_outer_one() {
+    watchdog(SECS, || {
+        let pool = pool(2);
+        for _ in 0..RUNS {
+            let counts = pool.isolate(|| {
+                stealpool::join(
+                    || 0,
+                    || stealpool::isolate(|| stealpool::broadcast(|_| 1).len()),
+                )
+            });
+            assert_eq!(counts, (0, 2));
+        }
+    });
+}
+
+/// A → isolate → B.install → A.install on a one-worker `a`: the job B hands back to `a`
+/// belongs to the region (it runs in a region of `a` nested in it), so `a`'s only worker,
+/// waiting there, runs it.
+#[test]
+fn a_round_trip_through_another_pool_comes_back_into_the_region() {
+    watchdog(SECS, || {
+        let a = pool(1);
+        let b = pool(2);
+        for _ in 0..RUNS {
+            assert_eq!(a.isolate(|| b.install(|| a.install(|| 7))), 7);
+        }
+    });
+}
+
+/// A job handed to another pool from inside a region runs in a region of that pool
+/// (`Registry::inject`, which `spawn`, `install` and the other hand-outs to another pool
+/// go through): an `install` into `b` whose closure waits for a stolen half does not run a
+/// job injected into `b` from outside meanwhile (with `a.install` instead of `a.isolate`,
+/// it does: the control).
+#[test]
+fn a_job_handed_to_another_pool_from_a_region_waits_isolated_there() {
+    fn run(isolated: bool) -> usize {
+        let a = pool(1);
+        let b = pool(2);
+        let reentries = Arc::new(AtomicUsize::new(0));
+        let (inject_tx, inject_rx) = mpsc::channel::<()>();
+        let (injected_tx, injected_rx) = mpsc::channel::<()>();
+        let (x_ran_tx, x_ran_rx) = mpsc::channel::<()>();
+        let b_for_section = b.clone();
+        let b_for_half = b.clone();
+        let section = move || {
+            let b_for_half = b_for_half.clone();
+            b_for_section.install(move || {
+                let (b_started_tx, b_started_rx) = mpsc::channel::<()>();
+                IN_SECTION.with(|inside| inside.set(true));
+                let ((), ()) = stealpool::join(
+                    move || {
+                        b_started_rx.recv().unwrap();
+                        inject_tx.send(()).unwrap();
+                        injected_rx.recv().unwrap();
+                    },
+                    move || {
+                        b_started_tx.send(()).unwrap();
+                        wait_parked(&b_for_half, 1)
+                    },
+                );
+                IN_SECTION.with(|inside| inside.set(false));
+            });
+        };
+        let done = std::thread::spawn({
+            let a = a.clone();
+            move || {
+                if isolated {
+                    a.isolate(section)
+                } else {
+                    a.install(section)
+                }
+            }
+        });
+        inject_rx.recv().unwrap();
+        let x_reentries = reentries.clone();
+        b.spawn(move || {
+            if IN_SECTION.with(|inside| inside.get()) {
+                x_reentries.fetch_add(1, Ordering::SeqCst);
+            }
+            x_ran_tx.send(()).unwrap();
+        });
+        injected_tx.send(()).unwrap();
+        done.join().unwrap();
+        x_ran_rx.recv().unwrap();
+        reentries.load(Ordering::SeqCst)
+    }
+    watchdog(SECS, || {
+        for run_number in 0..RUNS {
+            assert_eq!(run(false), 1, "run {run_number}, not isolated");
+            assert_eq!(run(true), 0, "run {run_number}, isolated");
+        }
+    });
+}

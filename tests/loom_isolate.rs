@@ -42,13 +42,13 @@ fn searcher(sleep: &ModelSleep, index: usize, job: &AtomicBool, latch: &ModelLat
 fn a_push_to_its_region_is_never_missed_by_an_isolated_waiter() {
     loom::model(|| {
         let sleep = Arc::new(ModelSleep::new(2));
-        let region = Arc::new(ModelRegion::new());
+        let region = Arc::new(ModelRegion::new(&sleep));
         let latch = Arc::new(ModelLatch::new());
         let waiter = {
             let (sleep, region, latch) = (sleep.clone(), region.clone(), latch.clone());
             thread::spawn(move || region.wait(&sleep, 0, &latch))
         };
-        region.push(&sleep, 7);
+        region.push(7);
         assert_eq!(waiter.join().unwrap(), Some(7));
     });
 }
@@ -59,7 +59,7 @@ fn a_push_to_its_region_is_never_missed_by_an_isolated_waiter() {
 fn its_latch_wakes_an_isolated_waiter() {
     loom::model(|| {
         let sleep = Arc::new(ModelSleep::new(1));
-        let region = Arc::new(ModelRegion::new());
+        let region = Arc::new(ModelRegion::new(&sleep));
         let latch = Arc::new(ModelLatch::new());
         let waiter = {
             let (sleep, region, latch) = (sleep.clone(), region.clone(), latch.clone());
@@ -80,7 +80,7 @@ fn its_latch_wakes_an_isolated_waiter() {
 fn a_searchers_wake_up_passes_an_isolated_waiter_by() {
     loom::model(|| {
         let sleep = Arc::new(ModelSleep::new(2));
-        let region = Arc::new(ModelRegion::new());
+        let region = Arc::new(ModelRegion::new(&sleep));
         let job = Arc::new(AtomicBool::new(false));
         let latches = Arc::new([ModelLatch::new(), ModelLatch::new()]);
         let waiter = {

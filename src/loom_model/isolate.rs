@@ -4,9 +4,10 @@
 use super::sleep::{ModelLatch, ModelSleep};
 use crate::job::{Job, JobRef};
 use crate::pool::region::Region;
+use crate::sync::unchecked::Arc;
 
 /// A region whose jobs are tokens: a job is its number, which the taker reads back.
-pub struct ModelRegion(Region);
+pub struct ModelRegion(Arc<Region>);
 
 /// A token job: never run, only handed out and read back (sized, so that token `n` is
 /// `n` tokens past the base).
@@ -20,12 +21,6 @@ impl Job for Token {
 impl std::fmt::Debug for ModelRegion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelRegion").finish_non_exhaustive()
-    }
-}
-
-impl Default for ModelRegion {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -44,17 +39,15 @@ fn number(job: JobRef) -> usize {
 }
 
 impl ModelRegion {
-    /// An empty region.
-    pub fn new() -> Self {
-        ModelRegion(Region::new())
+    /// An empty region of the pool whose sleep state is `sleep`.
+    pub fn new(sleep: &ModelSleep) -> Self {
+        ModelRegion(Region::new(sleep.sleep().clone(), None))
     }
 
-    /// A worker of the region hands out job `n`: `Region::push`, then wakes the waiters
-    /// it returned (`WorkerThread::hand_out`).
-    pub fn push(&self, sleep: &ModelSleep, n: usize) {
-        for index in self.0.push(token(n)) {
-            sleep.sleep().wake_waiter(index);
-        }
+    /// A worker of the region hands out job `n` (`Region::push`, which wakes the
+    /// region's parked waiters).
+    pub fn push(&self, n: usize) {
+        self.0.push(token(n));
     }
 
     /// Worker `index` waits inside the region until `latch` is set or it took a job of
@@ -65,7 +58,7 @@ impl ModelRegion {
             if latch.probe() {
                 return None;
             }
-            if let Some(job) = self.0.take_for_waiter(index) {
+            if let Some((_, job)) = self.0.take_for_waiter(index, sleep.sleep()) {
                 return Some(number(job));
             }
             sleep.sleep().park_isolated(

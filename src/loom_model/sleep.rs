@@ -4,11 +4,12 @@
 use crate::latch::CoreLatch;
 use crate::metrics::WorkerCounters;
 use crate::sleep::{IdleState, Sleep};
+use crate::sync::unchecked::Arc;
 
 /// A pool's sleep state for `n` workers.
 pub struct ModelSleep {
     /// The sleep state under test.
-    sleep: Sleep,
+    sleep: Arc<Sleep>,
     /// Each worker's metrics counters, which observe its parks.
     counters: Vec<WorkerCounters>,
 }
@@ -61,7 +62,7 @@ impl ModelSleep {
     /// Sleep state for `n` workers.
     pub fn new(n: usize) -> Self {
         ModelSleep {
-            sleep: Sleep::new(n),
+            sleep: Arc::new(Sleep::new(n)),
             counters: (0..n).map(|_| WorkerCounters::default()).collect(),
         }
     }
@@ -103,7 +104,7 @@ impl ModelSleep {
         self.sleep.new_broadcast_jobs()
     }
     /// The sleep state under test.
-    pub(crate) fn sleep(&self) -> &Sleep {
+    pub(crate) fn sleep(&self) -> &Arc<Sleep> {
         &self.sleep
     }
     /// Worker `index`'s metrics counters (its park observer).

@@ -1,20 +1,34 @@
 //! An isolation region's shared state (`docs/isolation.md`): the jobs handed out inside
-//! the region, its broadcast jobs, and the workers parked in an isolated wait for them.
+//! the region, its broadcast jobs, the workers parked in an isolated wait for them, and
+//! the regions nested in it.
 //!
 //! A worker whose current region is R hands a job out by pushing it here and pushing a
 //! *stub* on its own deque (`pool::worker::isolate`): a free worker that takes the stub
 //! runs one of R's jobs, and a worker waiting inside R takes R's jobs from here, never
-//! from a deque. Everything is under one mutex: hand-outs are rare next to `join`s (a
-//! `join` inside a region hands its half out), and the mutex is what pairs a push with a
-//! waiter's registration, so that no waiter parks while a job it could run is queued.
+//! from a deque. A wait inside R also takes the jobs of the regions nested in R (an
+//! `isolate` called inside it, a job handed to another pool and what that one hands back):
+//! they were handed out inside R's call too.
+//!
+//! Each region's state is under its own mutex, taken one at a time. The mutexes pair a
+//! push with a waiter's registration: the pusher pushes, then reads the parked waiters of
+//! the region and of every enclosing one; the waiter registers, then looks at the region
+//! and at every nested one. Either the pusher finds the waiter registered, or the waiter
+//! finds the job.
 
 use crate::job::JobRef;
+use crate::sleep::Sleep;
 use crate::sync::checked::Mutex;
+use crate::sync::unchecked::Arc;
 use std::collections::VecDeque;
+use std::sync::Weak;
 
 /// One isolation region of one pool.
 pub(crate) struct Region {
-    /// The queues and the parked waiters.
+    /// The sleep state of the region's pool, whose workers wait in it.
+    sleep: Arc<Sleep>,
+    /// The region this one is nested in (maybe of another pool), if any.
+    parent: Option<Arc<Region>>,
+    /// The queues, the parked waiters and the nested regions.
     state: Mutex<State>,
 }
 
@@ -27,37 +41,92 @@ struct State {
     broadcasts: Vec<(usize, JobRef)>,
     /// Workers parked in an isolated wait of this region, by index.
     parked: Vec<usize>,
+    /// The regions nested in this one that may still be alive.
+    children: Vec<Weak<Region>>,
 }
 
 impl Region {
-    /// A region with nothing queued.
-    pub(crate) fn new() -> Region {
-        Region {
+    /// A new region of the pool whose sleep state is `sleep`, nested in `parent` if any.
+    pub(crate) fn new(sleep: Arc<Sleep>, parent: Option<Arc<Region>>) -> Arc<Region> {
+        let region = Arc::new(Region {
+            sleep,
+            parent,
             state: Mutex::new(State::default()),
+        });
+        if let Some(parent) = &region.parent {
+            let mut state = parent.state.lock();
+            state.children.retain(|child| child.strong_count() > 0);
+            state.children.push(Arc::downgrade(&region));
+        }
+        region
+    }
+
+    /// Whether `self` and `other` are one region.
+    pub(crate) fn is(&self, other: &Region) -> bool {
+        std::ptr::eq(self, other)
+    }
+
+    /// Queues `job` and wakes the parked waiters of this region and of every region it
+    /// is nested in.
+    pub(crate) fn push(&self, job: JobRef) {
+        let parked = {
+            let mut state = self.state.lock();
+            state.jobs.push_back(job);
+            std::mem::take(&mut state.parked)
+        };
+        self.wake(parked);
+    }
+
+    /// Queues broadcast job `job` for worker `index`, and wakes as [`push`](Self::push)
+    /// does.
+    pub(crate) fn push_broadcast(&self, index: usize, job: JobRef) {
+        let parked = {
+            let mut state = self.state.lock();
+            state.broadcasts.push((index, job));
+            std::mem::take(&mut state.parked)
+        };
+        self.wake(parked);
+    }
+
+    /// Wakes `parked` (this region's waiters, no longer registered), then the parked
+    /// waiters of every enclosing region.
+    fn wake(&self, parked: Vec<usize>) {
+        for index in parked {
+            self.sleep.wake_waiter(index);
+        }
+        let mut outer = self.parent.as_deref();
+        while let Some(region) = outer {
+            let parked = std::mem::take(&mut region.state.lock().parked);
+            for index in parked {
+                region.sleep.wake_waiter(index);
+            }
+            outer = region.parent.as_deref();
         }
     }
 
-    /// Queues `job`; returns the parked waiters, who must be woken (and are no longer
-    /// registered).
-    pub(crate) fn push(&self, job: JobRef) -> Vec<usize> {
-        let mut state = self.state.lock();
-        state.jobs.push_back(job);
-        std::mem::take(&mut state.parked)
-    }
-
-    /// Queues broadcast job `job` for worker `index`; returns the parked waiters, as
-    /// [`push`](Self::push) does.
-    pub(crate) fn push_broadcast(&self, index: usize, job: JobRef) -> Vec<usize> {
-        let mut state = self.state.lock();
-        state.broadcasts.push((index, job));
-        std::mem::take(&mut state.parked)
-    }
-
-    /// For a waiter of the region on worker `index`: its broadcast job if one is queued,
-    /// else the newest job (as a worker's own pop would take it).
-    pub(crate) fn take_for_waiter(&self, index: usize) -> Option<JobRef> {
-        let mut state = self.state.lock();
-        take_broadcast(&mut state, index).or_else(|| state.jobs.pop_back())
+    /// For a waiter of the region, worker `index` of the pool whose sleep state is
+    /// `sleep`: its broadcast job if one is queued, else the newest job (as a worker's own
+    /// pop would take it); else the same from a region nested in this one (of the same
+    /// pool). Returns the job with its region.
+    pub(crate) fn take_for_waiter(
+        self: &Arc<Self>,
+        index: usize,
+        sleep: &Arc<Sleep>,
+    ) -> Option<(Arc<Region>, JobRef)> {
+        let mut regions = vec![self.clone()];
+        while let Some(region) = regions.pop() {
+            let mut state = region.state.lock();
+            if Arc::ptr_eq(&region.sleep, sleep) {
+                let job = take_broadcast(&mut state, index).or_else(|| state.jobs.pop_back());
+                if let Some(job) = job {
+                    drop(state);
+                    return Some((region, job));
+                }
+            }
+            state.children.retain(|child| child.strong_count() > 0);
+            regions.extend(state.children.iter().filter_map(Weak::upgrade));
+        }
+        None
     }
 
     /// For a stub: the oldest job (as a thief would take it).
@@ -78,16 +147,33 @@ impl Region {
         state.jobs.remove(pos)
     }
 
-    /// Registers worker `index` as parked in an isolated wait, unless a job it could take
-    /// is queued: returns whether it registered. A push after this wakes it; a push
-    /// before it is what the answer `false` reports.
-    pub(crate) fn register_parked(&self, index: usize) -> bool {
-        let mut state = self.state.lock();
-        if !state.jobs.is_empty() || state.broadcasts.iter().any(|&(i, _)| i == index) {
+    /// Registers worker `index` as parked in an isolated wait, then looks for a job it
+    /// could take here or in a nested region: if there is one, undoes the registration
+    /// and returns false. A push after the registration wakes the worker; one before it is
+    /// what the look finds.
+    pub(crate) fn register_parked(self: &Arc<Self>, index: usize) -> bool {
+        self.state.lock().parked.push(index);
+        if self.has_work_for(index) {
+            self.unregister_parked(index);
             return false;
         }
-        state.parked.push(index);
         true
+    }
+
+    /// Whether a job worker `index` of this region's pool could take is queued here or
+    /// in a nested region of the same pool.
+    fn has_work_for(self: &Arc<Self>, index: usize) -> bool {
+        let mut regions = vec![self.clone()];
+        while let Some(region) = regions.pop() {
+            let state = region.state.lock();
+            if Arc::ptr_eq(&region.sleep, &self.sleep)
+                && (!state.jobs.is_empty() || state.broadcasts.iter().any(|&(i, _)| i == index))
+            {
+                return true;
+            }
+            regions.extend(state.children.iter().filter_map(Weak::upgrade));
+        }
+        false
     }
 
     /// Removes worker `index` from the parked waiters, if a push has not already.

@@ -5,7 +5,9 @@
 use super::{global_registry, Registry, WaitNeeds};
 use crate::job::{JobRef, StackJob};
 use crate::latch::{CrossLatch, LatchRef, ParkLatch};
-use crate::pool::worker::{broadcast_in_region, WorkerThread};
+use crate::pool::region::Region;
+use crate::pool::worker::{broadcast_in_region, stub, WorkerThread};
+use crate::sync::unchecked::Arc;
 use std::cell::Cell;
 
 impl Registry {
@@ -19,6 +21,16 @@ impl Registry {
 
     /// Pushes a job from outside the pool onto the injector and wakes a worker if needed.
     pub(crate) fn inject(&self, job_ref: JobRef) {
+        // From a worker (of another pool) inside an isolation region, the job belongs to
+        // the region: it runs in a region of this pool nested in it (`docs/isolation.md`),
+        // queued there, with a stub in the injector.
+        let job_ref = match self.nested_region() {
+            Some(region) => {
+                region.push(job_ref);
+                stub(&region)
+            }
+            None => job_ref,
+        };
         let queue_was_empty = self.injected_jobs.is_empty();
         self.injected_jobs.push(job_ref);
         self.counters.job_injected();
@@ -41,30 +53,36 @@ impl Registry {
     pub(crate) fn inject_broadcast(&self, jobs: impl ExactSizeIterator<Item = JobRef>) {
         let queues = self.broadcasts.lock();
         assert_eq!(jobs.len(), queues.len(), "one broadcast job per worker");
-        // From inside an isolation region the jobs are the region's: queued there, with
-        // stubs on the broadcast queues (`docs/isolation.md`).
-        let region = self.with_current_worker(|worker| worker.and_then(WorkerThread::region));
-        let parked = match region {
+        // From inside an isolation region the jobs are the region's (from a worker of
+        // another pool, a region of this pool nested in it): queued there, with stubs on
+        // the broadcast queues (`docs/isolation.md`).
+        let region = self
+            .with_current_worker(|worker| worker.and_then(WorkerThread::region))
+            .or_else(|| self.nested_region());
+        match region {
             None => {
                 for (queue, job) in queues.iter().zip(jobs) {
                     queue.push(job);
                 }
-                Vec::new()
             }
             Some(region) => {
-                let (stubs, parked) = broadcast_in_region(&region, jobs);
-                for (queue, stub) in queues.iter().zip(stubs) {
+                for (queue, stub) in queues.iter().zip(broadcast_in_region(&region, jobs)) {
                     queue.push(stub);
                 }
-                parked
             }
-        };
+        }
         drop(queues);
         // After the pushes, like every `new_jobs` (docs/sleep.md, "Broadcasts").
         self.sleep.new_broadcast_jobs();
-        for index in parked {
-            self.sleep.wake_waiter(index);
-        }
+    }
+
+    /// For a job handed to this pool by a worker of another pool that is inside an
+    /// isolation region: a new region of this pool nested in that one.
+    fn nested_region(&self) -> Option<Arc<Region>> {
+        WorkerThread::with_current(|worker| {
+            let worker = worker.filter(|worker| !Registry::same(worker.registry(), self))?;
+            Some(Region::new(self.sleep.clone(), Some(worker.region()?)))
+        })
     }
 
     /// Runs `op` on a worker of this registry and returns its result.
@@ -138,18 +156,13 @@ impl Registry {
         // Before anything is queued: it may panic (Windows' loader lock).
         self.check_wait(WaitNeeds::AnyWorker);
         let latch = CrossLatch::new(current_thread.latch_owner());
-        // From inside an isolation region, `op` runs in a region of this pool: its waits
-        // there run none of this pool's unrelated jobs either (`docs/isolation.md`).
-        let isolated = current_thread.in_region();
+        // From inside an isolation region, `inject` queues the job in a region of this
+        // pool nested in it: its waits there run none of this pool's unrelated jobs.
         let job = StackJob::new(
             |injected| {
                 WorkerThread::with_current(|worker| {
                     let worker = worker.expect("stealpool: injected job must run on a worker");
-                    if isolated {
-                        worker.isolate(|| op(worker, injected))
-                    } else {
-                        op(worker, injected)
-                    }
+                    op(worker, injected)
                 })
             },
             latch,

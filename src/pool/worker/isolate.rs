@@ -56,8 +56,8 @@ impl Job for BroadcastStub {
     }
 }
 
-/// A stub of `region` for a deque.
-fn stub(region: &Arc<Region>) -> JobRef {
+/// A stub of `region` for a deque or an injector.
+pub(crate) fn stub(region: &Arc<Region>) -> JobRef {
     // SAFETY: the pointer stays valid until the stub runs or is dropped (`drop_stub`):
     // it holds the reference count `into_raw` leaves behind.
     unsafe { JobRef::new(Arc::into_raw(region.clone())) }
@@ -136,16 +136,18 @@ impl WorkerThread {
         }
     }
 
-    /// Runs `op` on this worker inside a new region (`stealpool::isolate`).
+    /// Runs `op` on this worker inside a new region (`stealpool::isolate`), nested in the
+    /// current one if any.
     pub(crate) fn isolate<R>(&self, op: impl FnOnce() -> R) -> R {
-        let _leave = self.enter(Arc::new(Region::new()));
+        let region = Region::new(self.sleep().clone(), self.region());
+        let _leave = self.enter(region);
         op()
     }
 
     /// Runs `job`, a job of `region`, inside it.
     fn run_in_region(&self, region: &Arc<Region>, job: JobRef) {
         let current = self.region.take();
-        let inside = matches!(&current, Some(r) if Arc::ptr_eq(r, region));
+        let inside = matches!(&current, Some(r) if r.is(region));
         self.region.set(current);
         if inside {
             self.run_jobs().execute(job);
@@ -158,13 +160,10 @@ impl WorkerThread {
     /// Hands `job` out inside `region`: on the region's queue, with a stub on the own
     /// deque for the free workers; wakes the region's parked waiters.
     pub(super) fn hand_out(&self, region: &Arc<Region>, job: JobRef) {
-        let parked = region.push(job);
+        region.push(job);
         let queue_was_empty = self.worker.is_empty();
         self.worker.push(stub(region));
         self.registry.sleep.new_jobs(1, queue_was_empty);
-        for index in parked {
-            self.registry.sleep.wake_waiter(index);
-        }
     }
 
     /// Waits inside `region` until `latch` is set, running only the region's jobs; parks
@@ -178,8 +177,12 @@ impl WorkerThread {
         let index = self.index();
         let mut rounds = 0;
         while !latch.probe() {
-            if let Some(job) = region.take_for_waiter(index) {
-                run.execute(job);
+            if let Some((of, job)) = region.take_for_waiter(index, self.sleep()) {
+                if of.is(region) {
+                    run.execute(job);
+                } else {
+                    self.run_in_region(&of, job);
+                }
                 run.settle_for(latch);
                 rounds = 0;
                 continue;
@@ -206,9 +209,9 @@ impl WorkerThread {
     /// Runs one job of `region` if one is queued for this worker (`yield_now` and
     /// `yield_local` inside a region); returns whether it ran one.
     pub(super) fn yield_in_region(&self, region: &Arc<Region>) -> bool {
-        match region.take_for_waiter(self.index()) {
-            Some(job) => {
-                self.run_jobs().execute(job);
+        match region.take_for_waiter(self.index(), self.sleep()) {
+            Some((of, job)) => {
+                self.run_in_region(&of, job);
                 true
             }
             None => false,
@@ -232,21 +235,18 @@ impl WorkerThread {
 }
 
 /// Broadcast jobs sent from inside `region` (job `i` for worker `i`): queues each on the
-/// region for its worker and returns the stubs that go on the workers' broadcast queues
-/// in their place, and the region's parked waiters, to be woken after the push.
+/// region for its worker (waking the region's waiters) and returns the stubs that go on
+/// the workers' broadcast queues in their place.
 pub(crate) fn broadcast_in_region(
     region: &Arc<Region>,
     jobs: impl ExactSizeIterator<Item = JobRef>,
-) -> (Vec<JobRef>, Vec<usize>) {
-    let mut parked = Vec::new();
-    let stubs = jobs
-        .enumerate()
+) -> Vec<JobRef> {
+    jobs.enumerate()
         .map(|(index, job)| {
-            parked.extend(region.push_broadcast(index, job));
+            region.push_broadcast(index, job);
             broadcast_stub(region)
         })
-        .collect();
-    (stubs, parked)
+        .collect()
 }
 
 /// `join` on a worker inside `region` (`docs/isolation.md`): `b` is handed out on the

@@ -22,7 +22,7 @@ use crate::timeline_hooks::WorkerRecorder;
 use crossbeam_utils::CachePadded;
 use deferred::DeferredWork;
 pub(crate) use deferred::{JobRun, RunJobs};
-pub(crate) use isolate::{broadcast_in_region, join_in_region};
+pub(crate) use isolate::{broadcast_in_region, join_in_region, stub};
 pub(crate) use lazy_join::JoinStack;
 use std::ptr;
 pub(crate) use wait::Waiter;
