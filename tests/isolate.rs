@@ -8,10 +8,10 @@
 
 mod common;
 
+use common::held::Held;
 use common::{wait_parked, watchdog};
-use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex, OnceLock, TryLockError};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use stealpool::{ThreadPool, ThreadPoolBuilder};
 
 /// Watchdog per test, in seconds; a healthy run takes milliseconds.
@@ -19,142 +19,111 @@ const SECS: u64 = 30;
 /// Runs of each re-entry scenario: the state the workers start in varies.
 const RUNS: usize = 50;
 
-thread_local! {
-    static CELL: RefCell<u32> = const { RefCell::new(0) };
-    /// Whether this thread is inside a section (`Held::hold`).
-    static IN_SECTION: Cell<bool> = const { Cell::new(false) };
-}
-
 fn pool(n: usize) -> Arc<ThreadPool> {
     Arc::new(ThreadPoolBuilder::new().num_threads(n).build().unwrap())
 }
 
-/// What the section holds.
-#[derive(Clone, Copy)]
-enum Held {
-    /// A `Mutex` (rayon-rs/rayon#592).
-    Mutex,
-    /// A mutable borrow of the thread-local `CELL` (rayon-rs/rayon#1253).
-    ThreadLocal,
+/// How the section reaches the two-worker pool `b` it runs on.
+#[derive(Clone, Copy, Debug)]
+enum Route {
+    /// A job spawned into `b`; isolated with `stealpool::isolate` around its `join`.
+    Spawned,
+    /// `b.install` from a one-worker pool `a`, called by `a.isolate` (isolated) or
+    /// `a.install` (not): a job handed to another pool from inside a region.
+    ThroughAnotherPool,
 }
 
-impl Held {
-    /// Runs `section` holding `lock` or a borrow of `CELL`, marked as inside the section
-    /// on this thread (`IN_SECTION`).
-    fn hold<R>(self, lock: &Mutex<()>, section: impl FnOnce() -> R) -> R {
-        let marked = || {
-            IN_SECTION.with(|inside| inside.set(true));
-            let value = section();
-            IN_SECTION.with(|inside| inside.set(false));
-            value
-        };
-        match self {
-            Held::Mutex => {
-                let _guard = lock.lock().unwrap();
-                marked()
-            }
-            Held::ThreadLocal => CELL.with(|cell| {
-                let _borrow = cell.borrow_mut();
-                marked()
-            }),
-        }
-    }
-
-    /// Whether the current thread is inside the section and finds it held: a job run
-    /// there that took it would wait on itself. (The lock alone would also count a job
-    /// that runs on another worker while the section holds it, which waits only for the
-    /// section to end.)
-    fn is_held_here(self, lock: &Mutex<()>) -> bool {
-        IN_SECTION.with(|inside| inside.get())
-            && match self {
-                Held::Mutex => matches!(lock.try_lock(), Err(TryLockError::WouldBlock)),
-                Held::ThreadLocal => CELL.with(|cell| cell.try_borrow_mut().is_err()),
-            }
-    }
-}
-
-/// The section on a two-worker pool, inside `isolate` if `isolated`: a `join` whose `b`
-/// the other worker takes; once `b` started, `a` has `u` injected from outside (it tries
-/// the section) and returns, so `u` is in reach of the section's wait for `b` until that
-/// wait parks, which `b` waits for. Returns how often `u` found the section held on its
-/// thread, after `u` ran: 1 without isolation (the wait takes `u` from the injector, as
-/// rayon-core's does), 0 with it.
-fn stolen_half_wait(held: Held, isolated: bool) -> usize {
-    let pool = pool(2);
+/// The section on a two-worker pool `b`, isolated if `isolated`: a `join` whose `b` half
+/// the other worker takes; once that half started, `a` has `u` injected into the pool from
+/// outside (it tries the section) and returns, so `u` is in reach of the section's wait
+/// for the half until that wait parks, which the half waits for. Returns how often `u`
+/// found the section held on its thread, after `u` ran: 1 without isolation (the wait
+/// takes `u` from the injector, as rayon-core's does), 0 with it.
+fn stolen_half_wait(held: Held, route: Route, isolated: bool) -> usize {
+    let b = pool(2);
     let lock = Arc::new(Mutex::new(()));
     let reentries = Arc::new(AtomicUsize::new(0));
-    let (b_started_tx, b_started_rx) = mpsc::channel::<()>();
     let (inject_tx, inject_rx) = mpsc::channel::<()>();
     let (injected_tx, injected_rx) = mpsc::channel::<()>();
     let (u_ran_tx, u_ran_rx) = mpsc::channel::<()>();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
     let section_lock = lock.clone();
-    let b_pool = pool.clone();
-    pool.spawn(move || {
-        held.hold(&section_lock, || {
-            let join = move || {
-                let ((), ()) = stealpool::join(
-                    move || {
-                        b_started_rx.recv().unwrap();
-                        inject_tx.send(()).unwrap();
-                        injected_rx.recv().unwrap();
-                    },
-                    move || {
-                        b_started_tx.send(()).unwrap();
-                        // The section's worker waits for this half: let it park first.
-                        wait_parked(&b_pool, 1);
-                    },
-                );
-            };
+    let b_for_half = b.clone();
+    let join = move || {
+        let (started_tx, started_rx) = mpsc::channel::<()>();
+        let ((), ()) = stealpool::join(
+            move || {
+                started_rx.recv().unwrap();
+                inject_tx.send(()).unwrap();
+                injected_rx.recv().unwrap();
+            },
+            move || {
+                started_tx.send(()).unwrap();
+                // The section's worker waits for this half: let it park first.
+                wait_parked(&b_for_half, 1);
+            },
+        );
+    };
+    let section = move || {
+        held.hold(&section_lock, || match (route, isolated) {
+            (Route::Spawned, true) => stealpool::isolate(join),
+            _ => join(),
+        })
+    };
+    let b_for_section = b.clone();
+    let done = std::thread::spawn(move || match route {
+        Route::Spawned => {
+            let (done_tx, done_rx) = mpsc::channel::<()>();
+            b_for_section.spawn(move || {
+                section();
+                done_tx.send(()).unwrap();
+            });
+            done_rx.recv().unwrap();
+        }
+        Route::ThroughAnotherPool => {
+            let a = pool(1);
+            let from_a = || b_for_section.install(section);
             if isolated {
-                stealpool::isolate(join)
+                a.isolate(from_a)
             } else {
-                join()
+                a.install(from_a)
             }
-        });
-        done_tx.send(()).unwrap();
+        }
     });
     inject_rx.recv().unwrap();
     let u_reentries = reentries.clone();
-    pool.spawn(move || {
+    b.spawn(move || {
         if held.is_held_here(&lock) {
             u_reentries.fetch_add(1, Ordering::SeqCst);
         }
         u_ran_tx.send(()).unwrap();
     });
     injected_tx.send(()).unwrap();
-    done_rx.recv().unwrap();
+    done.join().unwrap();
     u_ran_rx.recv().unwrap();
     reentries.load(Ordering::SeqCst)
 }
 
-#[test]
-fn a_mutex_held_across_an_isolated_join_is_not_met_by_an_injected_job() {
-    watchdog(SECS, || {
+/// [`stolen_half_wait`] `RUNS` times each without and with isolation.
+fn check_stolen_half_waits(held: Held, route: Route) {
+    watchdog(SECS, move || {
         for run in 0..RUNS {
-            assert_eq!(
-                stolen_half_wait(Held::Mutex, false),
-                1,
-                "run {run}, not isolated"
+            let (plain, isolated) = (
+                stolen_half_wait(held, route, false),
+                stolen_half_wait(held, route, true),
             );
-            assert_eq!(
-                stolen_half_wait(Held::Mutex, true),
-                0,
-                "run {run}, isolated"
-            );
+            assert_eq!((plain, isolated), (1, 0), "run {run}: {held:?}, {route:?}");
         }
     });
 }
 
 #[test]
+fn a_mutex_held_across_an_isolated_join_is_not_met_by_an_injected_job() {
+    check_stolen_half_waits(Held::Mutex, Route::Spawned);
+}
+
+#[test]
 fn a_thread_local_borrowed_across_an_isolated_join_is_not_met_by_an_injected_job() {
-    watchdog(SECS, || {
-        for run in 0..RUNS {
-            let held = Held::ThreadLocal;
-            assert_eq!(stolen_half_wait(held, false), 1, "run {run}, not isolated");
-            assert_eq!(stolen_half_wait(held, true), 0, "run {run}, isolated");
-        }
-    });
+    check_stolen_half_waits(Held::ThreadLocal, Route::Spawned);
 }
 
 /// rayon-rs/rayon#1251: `OnceLock::get_or_init` whose initialiser runs parallel work, on
@@ -404,66 +373,10 @@ fn a_round_trip_through_another_pool_comes_back_into_the_region() {
 
 /// A job handed to another pool from inside a region runs in a region of that pool
 /// (`Registry::inject`, which `spawn`, `install` and the other hand-outs to another pool
-/// go through): an `install` into `b` whose closure waits for a stolen half does not run a
-/// job injected into `b` from outside meanwhile (with `a.install` instead of `a.isolate`,
-/// it does: the control).
+/// go through): an `install` into `b` whose closure holds a section across a `join` does
+/// not run a job injected into `b` from outside meanwhile (with `a.install` instead of
+/// `a.isolate`, it does: the control).
 #[test]
 fn a_job_handed_to_another_pool_from_a_region_waits_isolated_there() {
-    fn run(isolated: bool) -> usize {
-        let a = pool(1);
-        let b = pool(2);
-        let reentries = Arc::new(AtomicUsize::new(0));
-        let (inject_tx, inject_rx) = mpsc::channel::<()>();
-        let (injected_tx, injected_rx) = mpsc::channel::<()>();
-        let (x_ran_tx, x_ran_rx) = mpsc::channel::<()>();
-        let b_for_section = b.clone();
-        let b_for_half = b.clone();
-        let section = move || {
-            let b_for_half = b_for_half.clone();
-            b_for_section.install(move || {
-                let (b_started_tx, b_started_rx) = mpsc::channel::<()>();
-                IN_SECTION.with(|inside| inside.set(true));
-                let ((), ()) = stealpool::join(
-                    move || {
-                        b_started_rx.recv().unwrap();
-                        inject_tx.send(()).unwrap();
-                        injected_rx.recv().unwrap();
-                    },
-                    move || {
-                        b_started_tx.send(()).unwrap();
-                        wait_parked(&b_for_half, 1)
-                    },
-                );
-                IN_SECTION.with(|inside| inside.set(false));
-            });
-        };
-        let done = std::thread::spawn({
-            let a = a.clone();
-            move || {
-                if isolated {
-                    a.isolate(section)
-                } else {
-                    a.install(section)
-                }
-            }
-        });
-        inject_rx.recv().unwrap();
-        let x_reentries = reentries.clone();
-        b.spawn(move || {
-            if IN_SECTION.with(|inside| inside.get()) {
-                x_reentries.fetch_add(1, Ordering::SeqCst);
-            }
-            x_ran_tx.send(()).unwrap();
-        });
-        injected_tx.send(()).unwrap();
-        done.join().unwrap();
-        x_ran_rx.recv().unwrap();
-        reentries.load(Ordering::SeqCst)
-    }
-    watchdog(SECS, || {
-        for run_number in 0..RUNS {
-            assert_eq!(run(false), 1, "run {run_number}, not isolated");
-            assert_eq!(run(true), 0, "run {run_number}, isolated");
-        }
-    });
+    check_stolen_half_waits(Held::Mutex, Route::ThroughAnotherPool);
 }

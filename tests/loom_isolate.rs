@@ -16,24 +16,16 @@ use loom::thread;
 use stealpool::__loom::{ModelLatch, ModelSleep};
 use stealpool::__loom_isolate::ModelRegion;
 
-/// A searcher's loop (as in `tests/loom_sleep.rs`): takes the pool's job, or parks,
-/// until it took it or its latch is set. Returns whether it took the job.
-fn searcher(sleep: &ModelSleep, index: usize, job: &AtomicBool, latch: &ModelLatch) -> bool {
-    let mut idle = sleep.start_looking(index);
-    loop {
-        if latch.probe() {
-            sleep.work_found(&mut idle, || false);
-            return false;
-        }
-        if job
-            .compare_exchange(true, false, Ordering::Acquire, Ordering::Acquire)
-            .is_ok()
-        {
-            sleep.work_found(&mut idle, || false);
-            return true;
-        }
-        sleep.no_work_found(index, &mut idle, latch, || job.load(Ordering::Acquire));
-    }
+/// Worker `index` waits inside `region` on a thread of its own until `latch` is set or it
+/// took a job of the region; the handle returns the job it took.
+fn spawn_waiter(
+    sleep: &Arc<ModelSleep>,
+    region: &Arc<ModelRegion>,
+    index: usize,
+    latch: &Arc<ModelLatch>,
+) -> thread::JoinHandle<Option<usize>> {
+    let (sleep, region, latch) = (sleep.clone(), region.clone(), latch.clone());
+    thread::spawn(move || region.wait(&sleep, index, &latch))
 }
 
 /// A worker waits inside a region while another worker of the region hands out a job:
@@ -44,10 +36,7 @@ fn a_push_to_its_region_is_never_missed_by_an_isolated_waiter() {
         let sleep = Arc::new(ModelSleep::new(2));
         let region = Arc::new(ModelRegion::new(&sleep));
         let latch = Arc::new(ModelLatch::new());
-        let waiter = {
-            let (sleep, region, latch) = (sleep.clone(), region.clone(), latch.clone());
-            thread::spawn(move || region.wait(&sleep, 0, &latch))
-        };
+        let waiter = spawn_waiter(&sleep, &region, 0, &latch);
         region.push(7);
         assert_eq!(waiter.join().unwrap(), Some(7));
     });
@@ -61,10 +50,7 @@ fn its_latch_wakes_an_isolated_waiter() {
         let sleep = Arc::new(ModelSleep::new(1));
         let region = Arc::new(ModelRegion::new(&sleep));
         let latch = Arc::new(ModelLatch::new());
-        let waiter = {
-            let (sleep, region, latch) = (sleep.clone(), region.clone(), latch.clone());
-            thread::spawn(move || region.wait(&sleep, 0, &latch))
-        };
+        let waiter = spawn_waiter(&sleep, &region, 0, &latch);
         sleep.set_latch(&latch, 0);
         assert_eq!(waiter.join().unwrap(), None);
     });
@@ -82,14 +68,11 @@ fn a_searchers_wake_up_passes_an_isolated_waiter_by() {
         let sleep = Arc::new(ModelSleep::new(2));
         let region = Arc::new(ModelRegion::new(&sleep));
         let job = Arc::new(AtomicBool::new(false));
-        let latches = Arc::new([ModelLatch::new(), ModelLatch::new()]);
-        let waiter = {
-            let (sleep, region, latches) = (sleep.clone(), region.clone(), latches.clone());
-            thread::spawn(move || region.wait(&sleep, 0, &latches[0]))
-        };
+        let waiter_latch = Arc::new(ModelLatch::new());
+        let waiter = spawn_waiter(&sleep, &region, 0, &waiter_latch);
         let searcher = {
-            let (sleep, job, latches) = (sleep.clone(), job.clone(), latches.clone());
-            thread::spawn(move || searcher(&sleep, 1, &job, &latches[1]))
+            let (sleep, job) = (sleep.clone(), job.clone());
+            thread::spawn(move || sleep.search_until(1, &job, &ModelLatch::new()))
         };
         job.store(true, Ordering::Release);
         sleep.new_jobs(1, true);
@@ -97,7 +80,7 @@ fn a_searchers_wake_up_passes_an_isolated_waiter_by() {
             searcher.join().unwrap(),
             "the searcher returned without the job"
         );
-        sleep.set_latch(&latches[0], 0);
+        sleep.set_latch(&waiter_latch, 0);
         assert_eq!(waiter.join().unwrap(), None);
     });
 }

@@ -38,31 +38,6 @@ use loom::sync::Arc;
 use loom::thread;
 use stealpool::__loom::{ModelLatch, ModelSleep};
 
-/// The worker's side: search (take the job if it is there), else `no_work_found`, until it
-/// took the job or its latch is set. Returns whether it took the job.
-///
-/// `work_found` is told that no other work is queued, so it never wakes a second
-/// sleeper: no wake-up may depend on that heuristic ("the last searcher wakes one").
-fn worker_loop(sleep: &ModelSleep, index: usize, job: &AtomicBool, latch: &ModelLatch) -> bool {
-    let mut idle = sleep.start_looking(index);
-    loop {
-        if latch.probe() {
-            sleep.work_found(&mut idle, || false);
-            return false;
-        }
-        // A steal that finds the job takes it with a CAS, as crossbeam-deque's steal
-        // does (a failed CAS writes nothing). Only one taker can succeed.
-        if job
-            .compare_exchange(true, false, Ordering::Acquire, Ordering::Acquire)
-            .is_ok()
-        {
-            sleep.work_found(&mut idle, || false);
-            return true;
-        }
-        sleep.no_work_found(index, &mut idle, latch, || job.load(Ordering::Acquire));
-    }
-}
-
 /// One worker falls asleep while another thread pushes one job: the worker must take it.
 #[test]
 fn a_push_is_never_missed_by_a_worker_going_to_sleep() {
@@ -72,7 +47,7 @@ fn a_push_is_never_missed_by_a_worker_going_to_sleep() {
         let latch = Arc::new(ModelLatch::new());
         let worker = {
             let (sleep, job, latch) = (sleep.clone(), job.clone(), latch.clone());
-            thread::spawn(move || worker_loop(&sleep, 0, &job, &latch))
+            thread::spawn(move || sleep.search_until(0, &job, &latch))
         };
         // The push (Release, like crossbeam's `back` store), then `new_jobs`.
         job.store(true, Ordering::Release);
@@ -98,7 +73,7 @@ fn a_second_push_is_never_missed() {
             let (sleep, jobs, latch) = (sleep.clone(), jobs.clone(), latch.clone());
             thread::spawn(move || {
                 // Job 0, then job 1: after running a job a worker starts looking afresh.
-                worker_loop(&sleep, 0, &jobs[0], &latch) && worker_loop(&sleep, 0, &jobs[1], &latch)
+                sleep.search_until(0, &jobs[0], &latch) && sleep.search_until(0, &jobs[1], &latch)
             })
         };
         for job in jobs.iter() {
@@ -119,7 +94,7 @@ fn a_latch_set_is_never_missed_by_its_sleeping_owner() {
         let latch = Arc::new(ModelLatch::new());
         let worker = {
             let (sleep, job, latch) = (sleep.clone(), job.clone(), latch.clone());
-            thread::spawn(move || worker_loop(&sleep, 0, &job, &latch))
+            thread::spawn(move || sleep.search_until(0, &job, &latch))
         };
         sleep.set_latch(&latch, 0);
         assert!(!worker.join().unwrap());
@@ -139,7 +114,7 @@ fn one_job_two_workers_someone_takes_it() {
             .map(|i| {
                 let (sleep, job, latches) = (sleep.clone(), job.clone(), latches.clone());
                 thread::spawn(move || {
-                    let took = worker_loop(&sleep, i, &job, &latches[i]);
+                    let took = sleep.search_until(i, &job, &latches[i]);
                     if took {
                         // Release the other worker.
                         sleep.set_latch(&latches[1 - i], 1 - i);
@@ -180,7 +155,7 @@ fn a_searcher_counted_on_wakes_a_sleeper_when_it_leaves(injected: bool) {
         };
         let sleeper = {
             let (sleep, job, latch) = (sleep.clone(), job.clone(), latch.clone());
-            thread::spawn(move || worker_loop(&sleep, 1, &job, &latch))
+            thread::spawn(move || sleep.search_until(1, &job, &latch))
         };
         job.store(true, Ordering::Release);
         if injected {
@@ -219,7 +194,7 @@ fn every_worker_wakes_for_its_broadcast_job() {
         let workers: Vec<_> = (0..2)
             .map(|i| {
                 let (sleep, jobs, latches) = (sleep.clone(), jobs.clone(), latches.clone());
-                thread::spawn(move || worker_loop(&sleep, i, &jobs[i], &latches[i]))
+                thread::spawn(move || sleep.search_until(i, &jobs[i], &latches[i]))
             })
             .collect();
         for job in jobs.iter() {
@@ -302,7 +277,7 @@ fn a_reset_latch_never_loses_a_wake_up_between_polls() {
             thread::spawn(move || {
                 // block_on_worker: poll; if pending, wait on the latch, reset, poll again.
                 while ready.load(Ordering::Acquire) < 2 {
-                    worker_loop(&sleep, 0, &never, &latch);
+                    sleep.search_until(0, &never, &latch);
                     latch.reset();
                 }
             })

@@ -23,6 +23,7 @@
 
 mod common;
 
+use common::held::Held;
 use common::parity::{expect, on_both_crates, recv, repeat, Log};
 use common::{quiet_expected_panics, EXPECTED};
 use std::cell::RefCell;
@@ -48,40 +49,6 @@ thread_local!(static CELL: RefCell<u32> = const { RefCell::new(0) });
 fn try_lock_counting(lock: &Mutex<()>, held: &AtomicUsize) {
     if let Err(TryLockError::WouldBlock) = lock.try_lock() {
         held.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// What a section holds across its parallel work, for `stolen_half_wait`.
-#[derive(Clone, Copy)]
-enum Held {
-    /// A `Mutex` (rayon-rs/rayon#592).
-    Mutex,
-    /// A mutable borrow of the thread-local `CELL` (rayon-rs/rayon#1253).
-    ThreadLocal,
-}
-
-impl Held {
-    /// Runs `section` holding `lock` or `CELL`.
-    fn hold(self, lock: &Mutex<()>, section: impl FnOnce()) {
-        match self {
-            Held::Mutex => {
-                let _guard = lock.lock().unwrap();
-                section()
-            }
-            Held::ThreadLocal => CELL.with(|cell| {
-                let _borrow = cell.borrow_mut();
-                section()
-            }),
-        }
-    }
-
-    /// Whether the current thread finds it held (a `Mutex` held by anyone: only the
-    /// section takes it).
-    fn is_held_here(self, lock: &Mutex<()>) -> bool {
-        match self {
-            Held::Mutex => matches!(lock.try_lock(), Err(TryLockError::WouldBlock)),
-            Held::ThreadLocal => CELL.with(|cell| cell.try_borrow_mut().is_err()),
-        }
     }
 }
 

@@ -7,19 +7,26 @@
 //! as rayon-core does and keeps executing other jobs until `b`'s latch is set. The
 //! design, and the argument that no half is lost or run twice, are in `docs/join.md`.
 //!
-//! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface.
+//! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface;
+//! the end of the `join` once `b` came back is `finish.rs`, and the `join` of an
+//! isolation region, which hands `b` out at once, `region.rs`.
 
 use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{CoreLatch, JoinLatch};
 use crate::pool::pending::{PendingHalves, Popped};
 use crate::pool::registry;
-use crate::pool::worker::{join_in_region, JoinStack, RunJobs, Waiter, WorkerThread};
+use crate::pool::worker::{JoinStack, RunJobs, Waiter, WorkerThread};
 use crate::sync::barrier::{CheckedLight, FixedLight, Light};
 use crate::unwind;
 use crate::FnContext;
 
+mod finish;
+mod region;
 #[cfg(test)]
 mod test;
+
+use finish::{finish_b, finish_b_and_resume, Reclaimed};
+use region::join_in_region;
 
 /// Runs `oper_a` and `oper_b`, potentially in parallel, and returns both results.
 ///
@@ -267,16 +274,7 @@ where
         Err(payload) => unwind_after_b(frame, offered, &job_b, injected, payload),
     };
 
-    match offered.reclaim(frame, &job_b) {
-        Reclaimed::NotStolen => {
-            // A panic in `oper_b` unwinds straight through: `oper_a` is done.
-            // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
-            let result_b = unsafe { job_b.run_inline(injected) };
-            (result_a, result_b)
-        }
-        // SAFETY: `Finished`: `b`'s latch was observed set.
-        Reclaimed::Finished => (result_a, unsafe { job_b.take_value() }),
-    }
+    finish_b(result_a, offered.reclaim(frame, &job_b), &job_b, injected)
 }
 
 /// `join`'s first half panicked with `payload`: `job_b` points into the `join`'s frame, so
@@ -296,16 +294,7 @@ where
     F: FnOnce(bool) -> R + Send,
     R: Send,
 {
-    match offered.reclaim(frame, job_b) {
-        Reclaimed::NotStolen => {
-            // SAFETY: `NotStolen`: we took `b` back, nobody else can run it.
-            let run_b = || unsafe { job_b.run_inline(injected) };
-            unwind::drop_quietly(unwind::halt_unwinding(run_b))
-        }
-        // SAFETY: `Finished`: `b`'s latch was observed set; its result is taken once.
-        Reclaimed::Finished => unsafe { job_b.discard_result() },
-    }
-    unwind::resume_unwinding(payload)
+    finish_b_and_resume(offered.reclaim(frame, job_b), job_b, injected, payload)
 }
 
 /// The second half of a `join` while its first half runs: its position on the private
@@ -317,14 +306,6 @@ where
 struct SecondHalf {
     /// The half's position on the worker's private stack.
     pos: usize,
-}
-
-/// How the second half came back.
-enum Reclaimed {
-    /// Still ours and not started: the caller runs it inline.
-    NotStolen,
-    /// A thief (or a nested wait on this thread) ran it; its latch is set.
-    Finished,
 }
 
 impl SecondHalf {

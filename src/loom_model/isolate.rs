@@ -58,7 +58,7 @@ impl ModelRegion {
             if latch.probe() {
                 return None;
             }
-            if let Some((_, job)) = self.0.take_for_waiter(index, sleep.sleep()) {
+            if let Some((_, job)) = self.0.take_for_waiter(index) {
                 return Some(number(job));
             }
             sleep.sleep().park_isolated(

@@ -5,6 +5,7 @@ use crate::latch::CoreLatch;
 use crate::metrics::WorkerCounters;
 use crate::sleep::{IdleState, Sleep};
 use crate::sync::unchecked::Arc;
+use loom::sync::atomic::{AtomicBool, Ordering};
 
 /// A pool's sleep state for `n` workers.
 pub struct ModelSleep {
@@ -110,6 +111,32 @@ impl ModelSleep {
     /// Worker `index`'s metrics counters (its park observer).
     pub(crate) fn counters(&self, index: usize) -> &WorkerCounters {
         &self.counters[index]
+    }
+    /// A worker's side of the models: searches (takes the job if it is there), else
+    /// `no_work_found`, until it took the job or its latch is set. Returns whether it took
+    /// the job. The queue is one flag per job: the protocol only needs "the push is
+    /// visible to a later look", which crossbeam-deque's push (Release) and `is_empty`
+    /// (Acquire) give; a steal that finds the job takes it with a CAS, as crossbeam's
+    /// steal does (a failed CAS writes nothing), so only one taker can succeed.
+    ///
+    /// `work_found` is told that no other work is queued, so it never wakes a second
+    /// sleeper: no wake-up may depend on that heuristic ("the last searcher wakes one").
+    pub fn search_until(&self, index: usize, job: &AtomicBool, latch: &ModelLatch) -> bool {
+        let mut idle = self.start_looking(index);
+        loop {
+            if latch.probe() {
+                self.work_found(&mut idle, || false);
+                return false;
+            }
+            if job
+                .compare_exchange(true, false, Ordering::Acquire, Ordering::Acquire)
+                .is_ok()
+            {
+                self.work_found(&mut idle, || false);
+                return true;
+            }
+            self.no_work_found(index, &mut idle, latch, || job.load(Ordering::Acquire));
+        }
     }
     /// Sets `latch`, owned by worker `owner`, waking it if it sleeps (as every latch
     /// setter does).

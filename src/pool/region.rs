@@ -61,66 +61,65 @@ impl Region {
         region
     }
 
-    /// Whether `self` and `other` are one region.
-    pub(crate) fn is(&self, other: &Region) -> bool {
-        std::ptr::eq(self, other)
-    }
-
     /// Queues `job` and wakes the parked waiters of this region and of every region it
     /// is nested in.
     pub(crate) fn push(&self, job: JobRef) {
-        let parked = {
-            let mut state = self.state.lock();
-            state.jobs.push_back(job);
-            std::mem::take(&mut state.parked)
-        };
-        self.wake(parked);
+        self.queue(|state| state.jobs.push_back(job));
     }
 
     /// Queues broadcast job `job` for worker `index`, and wakes as [`push`](Self::push)
     /// does.
     pub(crate) fn push_broadcast(&self, index: usize, job: JobRef) {
-        let parked = {
-            let mut state = self.state.lock();
-            state.broadcasts.push((index, job));
-            std::mem::take(&mut state.parked)
-        };
-        self.wake(parked);
+        self.queue(|state| state.broadcasts.push((index, job)));
     }
 
-    /// Wakes `parked` (this region's waiters, no longer registered), then the parked
-    /// waiters of every enclosing region.
-    fn wake(&self, parked: Vec<usize>) {
-        for index in parked {
-            self.sleep.wake_waiter(index);
-        }
+    /// Queues what `add` adds, then wakes the parked waiters of this region (taken in the
+    /// same critical section) and of every enclosing one (each under its own mutex): the
+    /// pusher's half of the pairing with `register_parked`.
+    fn queue(&self, add: impl FnOnce(&mut State)) {
+        let parked = {
+            let mut state = self.state.lock();
+            add(&mut state);
+            std::mem::take(&mut state.parked)
+        };
+        self.wake_parked(parked);
         let mut outer = self.parent.as_deref();
         while let Some(region) = outer {
             let parked = std::mem::take(&mut region.state.lock().parked);
-            for index in parked {
-                region.sleep.wake_waiter(index);
-            }
+            region.wake_parked(parked);
             outer = region.parent.as_deref();
         }
     }
 
-    /// For a waiter of the region, worker `index` of the pool whose sleep state is
-    /// `sleep`: its broadcast job if one is queued, else the newest job (as a worker's own
-    /// pop would take it); else the same from a region nested in this one (of the same
-    /// pool). Returns the job with its region.
-    pub(crate) fn take_for_waiter(
+    /// Wakes `parked`, waiters of this region no longer registered.
+    fn wake_parked(&self, parked: Vec<usize>) {
+        for index in parked {
+            self.sleep.wake_waiter(index);
+        }
+    }
+
+    /// For a waiter of the region, worker `index` of its pool: its broadcast job if one
+    /// is queued, else the newest job (as a worker's own pop would take it); else the same
+    /// from a region nested in this one. Returns the job with its region.
+    pub(crate) fn take_for_waiter(self: &Arc<Self>, index: usize) -> Option<(Arc<Region>, JobRef)> {
+        self.find_nested(|state| take_broadcast(state, index).or_else(|| state.jobs.pop_back()))
+    }
+
+    /// Calls `look` on the state of this region and of every region of its pool nested
+    /// in it, depth first, one mutex at a time, until `look` finds something; returns it
+    /// with its region. A nested region of another pool is passed through, not looked at
+    /// (its jobs run on that pool's workers), and dead nested regions are forgotten.
+    fn find_nested<T>(
         self: &Arc<Self>,
-        index: usize,
-        sleep: &Arc<Sleep>,
-    ) -> Option<(Arc<Region>, JobRef)> {
+        mut look: impl FnMut(&mut State) -> Option<T>,
+    ) -> Option<(Arc<Region>, T)> {
         let mut regions = vec![self.clone()];
         while let Some(region) = regions.pop() {
             let mut state = region.state.lock();
-            if Arc::ptr_eq(&region.sleep, sleep) {
-                let job = take_broadcast(&mut state, index).or_else(|| state.jobs.pop_back());
-                if let Some(job) = job {
+            if Arc::ptr_eq(&region.sleep, &self.sleep) {
+                if let Some(found) = look(&mut state) {
                     drop(state);
-                    return Some((region, job));
+                    return Some((region, found));
                 }
             }
             state.children.retain(|child| child.strong_count() > 0);
@@ -161,19 +160,13 @@ impl Region {
     }
 
     /// Whether a job worker `index` of this region's pool could take is queued here or
-    /// in a nested region of the same pool.
+    /// in a nested region.
     fn has_work_for(self: &Arc<Self>, index: usize) -> bool {
-        let mut regions = vec![self.clone()];
-        while let Some(region) = regions.pop() {
-            let state = region.state.lock();
-            if Arc::ptr_eq(&region.sleep, &self.sleep)
-                && (!state.jobs.is_empty() || state.broadcasts.iter().any(|&(i, _)| i == index))
-            {
-                return true;
-            }
-            regions.extend(state.children.iter().filter_map(Weak::upgrade));
-        }
-        false
+        self.find_nested(|state| {
+            let any = !state.jobs.is_empty() || state.broadcasts.iter().any(|&(i, _)| i == index);
+            any.then_some(())
+        })
+        .is_some()
     }
 
     /// Removes worker `index` from the parked waiters, if a push has not already.

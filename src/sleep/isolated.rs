@@ -2,8 +2,8 @@
 //! (`docs/isolation.md`, "Waking a region's waiters"). It is not a searcher, so the sleep
 //! counters never see it; its latch's setter and pushes to its region wake it.
 
-use super::{Blocked, CoreLatch, ParkObserver, Sleep};
-use std::time::Instant;
+use super::spot::{block_until_woken, Blocked};
+use super::{CoreLatch, ParkObserver, Sleep};
 
 impl Sleep {
     /// Parks worker `index` in an isolated wait (`docs/isolation.md`) until `latch` is set
@@ -26,15 +26,10 @@ impl Sleep {
         register: impl FnOnce() -> bool,
         unregister: impl FnOnce(),
     ) {
-        if !latch.get_sleepy() {
-            return;
-        }
         let sleep_state = &self.worker_sleep_states[index];
-        let mut is_blocked = sleep_state.is_blocked.lock();
-        debug_assert_eq!(*is_blocked, Blocked::No);
-        if !latch.fall_asleep() {
+        let Some(mut is_blocked) = sleep_state.fall_asleep(latch) else {
             return;
-        }
+        };
         *is_blocked = Blocked::Isolated;
         drop(is_blocked);
         let registered = register();
@@ -45,14 +40,7 @@ impl Sleep {
         let park_now = *is_blocked != Blocked::No;
         drop(is_blocked);
         if park_now {
-            let parked_at = Instant::now();
-            observer.parked(crate::metrics::now_ns());
-            let mut is_blocked = sleep_state.is_blocked.lock();
-            while *is_blocked != Blocked::No {
-                is_blocked = sleep_state.condvar.wait(is_blocked);
-            }
-            drop(is_blocked);
-            observer.unparked(parked_at.elapsed().as_nanos() as u64);
+            block_until_woken(sleep_state, observer, |is_blocked| is_blocked);
         }
         if registered {
             unregister();

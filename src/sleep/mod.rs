@@ -20,18 +20,20 @@
 //!    sleeps.
 //!
 //! The design is rayon-core's (its `sleep/README.md`), re-derived for this pool's loop.
-//! `isolated.rs` parks a worker that waits inside an isolation region, outside the
-//! counters; `wake.rs` is the waking half.
+//! `spot.rs` is one worker's parking spot, `isolated.rs` parks a worker that waits inside
+//! an isolation region, outside the counters, and `wake.rs` is the waking half.
 
 mod core_latch;
 mod counters;
 mod isolated;
+mod spot;
 mod wake;
 
 use self::counters::{AtomicCounters, Counters, JobsEventCounter};
+use self::spot::{block_until_woken, Blocked, WorkerSleepState};
 use crate::metrics::WorkerCounters;
 use crate::sync::barrier::{self, Park};
-use crate::sync::checked::{yield_now, AtomicUsize, Condvar, Mutex, MutexGuard};
+use crate::sync::checked::{yield_now, AtomicUsize, MutexGuard};
 use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
@@ -114,34 +116,6 @@ pub(crate) struct Sleep {
     spinners: CachePadded<AtomicUsize>,
     /// Half the workers, at least one (tokio's bound on searching workers).
     max_spinners: usize,
-}
-
-/// One worker's parking spot. Cache-padded so that waking one worker does not disturb
-/// another's line.
-#[derive(Default)]
-struct WorkerSleepState {
-    /// [`Blocked::Counted`] with the worker's registration as a sleeper (step 3 of
-    /// `sleep`), before its last look; back to [`Blocked::No`] by a waker (which also
-    /// decrements `sleeping`), or by the worker itself when its last look or its recheck
-    /// finds work. [`Blocked::Isolated`] while the worker parks in an isolated wait
-    /// ([`Sleep::park_isolated`]).
-    is_blocked: Mutex<Blocked>,
-    /// Where the worker parks, with `is_blocked`'s mutex; a waker notifies it.
-    condvar: Condvar,
-}
-
-/// Whether, and how, a worker is parked on its [`WorkerSleepState`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Blocked {
-    /// Not parked, or woken.
-    #[default]
-    No,
-    /// Parked as a searcher that found nothing: counted in the `sleeping` counter, woken
-    /// by new work or by its latch's setter (who decrements the counter).
-    Counted,
-    /// Parked in an isolated wait (`docs/isolation.md`): not counted anywhere in the
-    /// counters, woken only by its latch's setter or by a push to its region.
-    Isolated,
 }
 
 /// What a worker remembers between unsuccessful search rounds.
@@ -320,21 +294,13 @@ impl Sleep {
         barrier::prepare();
         let worker_index = idle_state.worker_index;
 
-        // Step 1: UNSET -> SLEEPY. Fails if the latch we wait for was set meanwhile.
-        if !latch.get_sleepy() {
-            return;
-        }
-
-        // Step 2: with our own mutex held, SLEEPY -> SLEEPING. A latch setter that sees
-        // SLEEPING must take this same mutex to wake us, so it finds `is_blocked == true`
-        // (set in step 3, before we release the mutex) and clears it.
+        // Steps 1 and 2 (`WorkerSleepState::fall_asleep`); fail if the latch was set
+        // meanwhile.
         let sleep_state = &self.worker_sleep_states[worker_index];
-        let mut is_blocked = sleep_state.is_blocked.lock();
-        debug_assert_eq!(*is_blocked, Blocked::No);
-        if !latch.fall_asleep() {
+        let Some(mut is_blocked) = sleep_state.fall_asleep(latch) else {
             idle_state.wake_fully();
             return;
-        }
+        };
 
         // Step 3: register as a sleeper, but only if no work was posted since we got
         // sleepy (the JEC is still the even value we made it). `is_blocked` becomes true in
@@ -389,21 +355,14 @@ impl Sleep {
         };
         drop(is_blocked);
         if park_now {
-            // The observer runs user code (a `tracing` subscriber), which may push a job
-            // and so wake a sleeper, this worker included: it runs outside our mutex,
-            // which that wake-up takes. A waker that comes meanwhile clears `is_blocked`.
-            let parked_at = Instant::now();
-            observer.parked(crate::metrics::now_ns());
-            let mut is_blocked = sleep_state.is_blocked.lock();
-            if recheck && *is_blocked != Blocked::No {
-                is_blocked = self.recheck(sleep_state, is_blocked, &has_pending_jobs);
-            }
-            while *is_blocked != Blocked::No {
-                is_blocked = sleep_state.condvar.wait(is_blocked);
-            }
-            // The waker (or the recheck) already decremented `sleeping` for us.
-            drop(is_blocked);
-            observer.unparked(parked_at.elapsed().as_nanos() as u64);
+            // The waker (or the recheck) decrements `sleeping` for us.
+            block_until_woken(sleep_state, observer, |is_blocked| {
+                if recheck && *is_blocked != Blocked::No {
+                    self.recheck(sleep_state, is_blocked, &has_pending_jobs)
+                } else {
+                    is_blocked
+                }
+            });
         }
 
         idle_state.wake_fully();

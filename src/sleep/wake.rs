@@ -4,7 +4,8 @@
 //! "Latches"). The falling-asleep half is in `mod.rs`.
 
 use super::counters::JobsEventCounter;
-use super::{Blocked, CoreLatch, IdleState, Sleep};
+use super::spot::Blocked;
+use super::{CoreLatch, IdleState, Sleep};
 use crate::sync::barrier;
 
 impl Sleep {

@@ -7,6 +7,7 @@
 
 pub mod blocked;
 pub mod child;
+pub mod held;
 pub mod parity;
 pub mod seccomp;
 pub mod trace;

@@ -1,22 +1,22 @@
 //! The worker's side of isolation (`docs/isolation.md`): its current region, how it
-//! hands jobs out inside one (the region's queue and a stub on the deque), the `join` of
-//! a region, and the isolated wait, which runs only the region's jobs.
+//! hands jobs out inside one (the region's queue and a stub on the deque), and the
+//! isolated wait, which runs only the region's jobs. The `join` of a region is
+//! `join/region.rs`.
 //!
 //! The invariant everything here keeps: **a worker inside a region has no private `join`
 //! half.** Entering a region promotes every private half first (under the region it was
 //! pushed in), and a `join` inside a region hands its second half out at once instead of
 //! keeping it private (the thread's fast-path `JoinStack` is cleared while in a region,
-//! so every such `join` comes here). So no half of a region is ever rescued from a
-//! private stack, where a rescuer could not tell its region.
+//! so every such `join` takes the checked path, to `join/region.rs`). So no half of a
+//! region is ever rescued from a private stack, where a rescuer could not tell its region.
 
 use super::{RunJobs, WorkerThread};
-use crate::job::{Job, JobRef, StackJob};
-use crate::latch::{AsCoreLatch, CoreLatch, JoinLatch};
+use crate::job::{Job, JobRef};
+use crate::latch::CoreLatch;
 use crate::pool::region::Region;
 use crate::sync::checked::yield_now;
 use crate::sync::unchecked::Arc;
 use crate::unwind;
-use crate::FnContext;
 
 /// Unsuccessful looks at the region's queue (each followed by a yield) before an isolated
 /// waiter parks. (0 under loom.)
@@ -99,9 +99,10 @@ impl Drop for Leave<'_> {
             !worker.pending.has_private(),
             "a private half inside a region"
         );
-        let left = worker.region.replace(self.previous.take());
-        drop(left);
-        if !worker.in_region() {
+        let previous = self.previous.take();
+        let leaves_every_region = previous.is_none();
+        drop(worker.region.replace(previous));
+        if leaves_every_region {
             WorkerThread::fix_current_join_stack();
         }
     }
@@ -147,7 +148,7 @@ impl WorkerThread {
     /// Runs `job`, a job of `region`, inside it.
     fn run_in_region(&self, region: &Arc<Region>, job: JobRef) {
         let current = self.region.take();
-        let inside = matches!(&current, Some(r) if r.is(region));
+        let inside = matches!(&current, Some(r) if Arc::ptr_eq(r, region));
         self.region.set(current);
         if inside {
             self.run_jobs().execute(job);
@@ -159,7 +160,7 @@ impl WorkerThread {
 
     /// Hands `job` out inside `region`: on the region's queue, with a stub on the own
     /// deque for the free workers; wakes the region's parked waiters.
-    pub(super) fn hand_out(&self, region: &Arc<Region>, job: JobRef) {
+    pub(crate) fn hand_out(&self, region: &Arc<Region>, job: JobRef) {
         region.push(job);
         let queue_was_empty = self.worker.is_empty();
         self.worker.push(stub(region));
@@ -177,8 +178,8 @@ impl WorkerThread {
         let index = self.index();
         let mut rounds = 0;
         while !latch.probe() {
-            if let Some((of, job)) = region.take_for_waiter(index, self.sleep()) {
-                if of.is(region) {
+            if let Some((of, job)) = region.take_for_waiter(index) {
+                if Arc::ptr_eq(&of, region) {
                     run.execute(job);
                 } else {
                     self.run_in_region(&of, job);
@@ -209,7 +210,7 @@ impl WorkerThread {
     /// Runs one job of `region` if one is queued for this worker (`yield_now` and
     /// `yield_local` inside a region); returns whether it ran one.
     pub(super) fn yield_in_region(&self, region: &Arc<Region>) -> bool {
-        match region.take_for_waiter(self.index(), self.sleep()) {
+        match region.take_for_waiter(self.index()) {
             Some((of, job)) => {
                 self.run_in_region(&of, job);
                 true
@@ -221,7 +222,7 @@ impl WorkerThread {
     /// After a `join` of `region` took its half back from the region's queue: takes the
     /// stub it pushed off the own deque if it is on top (a stub of the region: any of
     /// them stands for any of the region's jobs), else puts back what it popped.
-    fn drop_own_stub(&self, region: &Arc<Region>) {
+    pub(crate) fn drop_own_stub(&self, region: &Arc<Region>) {
         match self.worker.pop() {
             // SAFETY: checked to be a stub of `region`.
             Some(job) if is_stub_of(&job, region) => unsafe { drop_stub(job) },
@@ -247,66 +248,4 @@ pub(crate) fn broadcast_in_region(
             broadcast_stub(region)
         })
         .collect()
-}
-
-/// `join` on a worker inside `region` (`docs/isolation.md`): `b` is handed out on the
-/// region's queue before `a` runs; after `a`, the `join` takes `b` back if nobody took
-/// it, else waits for it with the isolated wait.
-pub(crate) fn join_in_region<A, B, RA, RB>(
-    worker: &WorkerThread,
-    region: &Arc<Region>,
-    injected: bool,
-    oper_a: A,
-    oper_b: B,
-) -> (RA, RB)
-where
-    A: FnOnce(FnContext) -> RA + Send,
-    B: FnOnce(FnContext) -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    let job_b = StackJob::new(
-        |migrated| oper_b(FnContext::new(migrated)),
-        JoinLatch::new_unwritten(),
-    );
-    // SAFETY: `job_b` stays on this frame until it was taken back (and run inline) or its
-    // latch was observed set: both paths below, the panic path included, do one of them.
-    // It is handed out once, here, and runs at most once: whoever takes it from the
-    // region's queue.
-    let job_ref = unsafe { job_b.as_join_half().hand_out(worker.latch_owner()) };
-    let id = job_b.id();
-    worker.hand_out(region, job_ref);
-    let result_a = unwind::halt_unwinding(|| oper_a(FnContext::new(injected)));
-    // SAFETY: written by `hand_out` above.
-    let latch = unsafe { job_b.latch.core_latch() };
-    let taken_back = match region.take_back(id) {
-        Some(_own) => {
-            worker.drop_own_stub(region);
-            true
-        }
-        None => {
-            worker.wait_until(latch.as_core_latch());
-            false
-        }
-    };
-    match result_a {
-        Ok(result_a) if taken_back => {
-            // SAFETY: taken back from the queue: nobody else can run it.
-            let result_b = unsafe { job_b.run_inline(injected) };
-            (result_a, result_b)
-        }
-        // SAFETY: not taken back: its latch was observed set.
-        Ok(result_a) => (result_a, unsafe { job_b.take_value() }),
-        Err(payload) => {
-            if taken_back {
-                // SAFETY: as above.
-                let run_b = || unsafe { job_b.run_inline(injected) };
-                unwind::drop_quietly(unwind::halt_unwinding(run_b));
-            } else {
-                // SAFETY: its latch was observed set; the result is taken once.
-                unsafe { job_b.discard_result() };
-            }
-            unwind::resume_unwinding(payload)
-        }
-    }
 }

@@ -22,7 +22,7 @@ use crate::timeline_hooks::WorkerRecorder;
 use crossbeam_utils::CachePadded;
 use deferred::DeferredWork;
 pub(crate) use deferred::{JobRun, RunJobs};
-pub(crate) use isolate::{broadcast_in_region, join_in_region, stub};
+pub(crate) use isolate::{broadcast_in_region, stub};
 pub(crate) use lazy_join::JoinStack;
 use std::ptr;
 pub(crate) use wait::Waiter;
@@ -232,12 +232,11 @@ impl WorkerThread {
     /// the deque.
     #[inline]
     pub(crate) fn push_fifo(&self, job: JobRef) {
-        // Inside a region the job goes to the region's queue (`isolate.rs`), which a
-        // stub on the deque stands for: the FIFO would let a waiter of the region reach
-        // this worker's older FIFO jobs.
-        if let Some(region) = self.region() {
-            self.promote_all();
-            return self.hand_out(&region, job);
+        // Inside a region the job goes to the region's queue as `push` puts it there
+        // (`isolate.rs`): the FIFO would let a waiter of the region reach this worker's
+        // older FIFO jobs.
+        if self.in_region() {
+            return self.push(job);
         }
         // SAFETY: the FIFO is held by the registry, which outlives every stub: stubs are
         // only in this registry's deques, and whoever runs one (a worker of this pool)
