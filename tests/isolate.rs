@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::held::Held;
+use common::held::{Held, Locks};
 use common::{wait_parked, watchdog};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
@@ -41,12 +41,12 @@ enum Route {
 /// takes `u` from the injector, as rayon-core's does), 0 with it.
 fn stolen_half_wait(held: Held, route: Route, isolated: bool) -> usize {
     let b = pool(2);
-    let lock = Arc::new(Mutex::new(()));
+    let locks = Arc::new(Locks::default());
     let reentries = Arc::new(AtomicUsize::new(0));
     let (inject_tx, inject_rx) = mpsc::channel::<()>();
     let (injected_tx, injected_rx) = mpsc::channel::<()>();
     let (u_ran_tx, u_ran_rx) = mpsc::channel::<()>();
-    let section_lock = lock.clone();
+    let section_locks = locks.clone();
     let b_for_half = b.clone();
     let join = move || {
         let (started_tx, started_rx) = mpsc::channel::<()>();
@@ -64,7 +64,7 @@ fn stolen_half_wait(held: Held, route: Route, isolated: bool) -> usize {
         );
     };
     let section = move || {
-        held.hold(&section_lock, || match (route, isolated) {
+        held.hold(&section_locks, || match (route, isolated) {
             (Route::Spawned, true) => stealpool::isolate(join),
             _ => join(),
         })
@@ -92,7 +92,7 @@ fn stolen_half_wait(held: Held, route: Route, isolated: bool) -> usize {
     inject_rx.recv().unwrap();
     let u_reentries = reentries.clone();
     b.spawn(move || {
-        if held.is_held_here(&lock) {
+        if held.is_held_here(&locks) {
             u_reentries.fetch_add(1, Ordering::SeqCst);
         }
         u_ran_tx.send(()).unwrap();
@@ -119,6 +119,11 @@ fn check_stolen_half_waits(held: Held, route: Route) {
 #[test]
 fn a_mutex_held_across_an_isolated_join_is_not_met_by_an_injected_job() {
     check_stolen_half_waits(Held::Mutex, Route::Spawned);
+}
+
+#[test]
+fn an_rwlock_written_across_an_isolated_join_is_not_met_by_an_injected_job() {
+    check_stolen_half_waits(Held::RwLock, Route::Spawned);
 }
 
 #[test]

@@ -10,10 +10,9 @@
 //! broadcasts or `yield_local` never meets the injected jobs queued behind it inside that
 //! section, and a `join` nobody steals from runs nothing else. What rayon-core does run
 //! inside a section is checked too: a `join` whose `b` was stolen runs the jobs queued
-//! above `b` on its deque while it waits (the deadlock of rayon-rs/rayon#592 and #1253,
-//! counted instead of hung). Every scenario is written
-//! once and runs on both crates (`common::parity`): `sp::*` on stealpool, `rc::*` on
-//! rayon-core.
+//! above `b` on its deque while it waits (the deadlock of rayon-rs/rayon#592, #1205 and
+//! #1253, counted instead of hung). Every scenario is written once and runs on both
+//! crates (`common::parity`): `sp::*` on stealpool, `rc::*` on rayon-core.
 //!
 //! One difference is deliberate and not checked here: after `a` panicked, a `b` that nobody
 //! took reports `FnContext::migrated() == false` on stealpool (it runs directly) and
@@ -23,7 +22,7 @@
 
 mod common;
 
-use common::held::Held;
+use common::held::{Held, Locks};
 use common::parity::{expect, on_both_crates, recv, repeat, Log};
 use common::{quiet_expected_panics, EXPECTED};
 use std::cell::RefCell;
@@ -376,18 +375,18 @@ macro_rules! scenarios {
         /// (`docs/isolation.md`).
         fn stolen_half_wait(held: Held) -> Result<(), String> {
             let pool = pool(2);
-            let lock = Arc::new(Mutex::new(()));
+            let locks = Arc::new(Locks::default());
             let reentries = Arc::new(AtomicUsize::new(0));
             let (b_started_tx, b_started_rx) = mpsc::channel::<()>();
             let (u_ran_tx, u_ran_rx) = mpsc::channel::<()>();
             let (done_tx, done_rx) = mpsc::channel::<()>();
-            let (u_lock, u_reentries) = (lock.clone(), reentries.clone());
+            let (u_locks, u_reentries) = (locks.clone(), reentries.clone());
             pool.spawn(move || {
                 let section = move || {
                     let ((), ()) = rp::join(
                         move || {
                             rp::spawn(move || {
-                                if held.is_held_here(&u_lock) {
+                                if held.is_held_here(&u_locks) {
                                     u_reentries.fetch_add(1, Ordering::SeqCst);
                                 }
                                 u_ran_tx.send(()).unwrap();
@@ -400,7 +399,7 @@ macro_rules! scenarios {
                         },
                     );
                 };
-                held.hold(&lock, section);
+                held.hold(&locks, section);
                 done_tx.send(()).unwrap();
             });
             recv(&done_rx);
@@ -415,6 +414,12 @@ macro_rules! scenarios {
         #[test]
         fn a_mutex_held_across_a_join_whose_b_was_stolen_meets_a_job_spawned_in_a() {
             repeat(RUNS, SECS, || stolen_half_wait(Held::Mutex));
+        }
+
+        /// rayon-rs/rayon#1205: an `RwLock` written across the `join`.
+        #[test]
+        fn an_rwlock_written_across_a_join_whose_b_was_stolen_meets_a_job_spawned_in_a() {
+            repeat(RUNS, SECS, || stolen_half_wait(Held::RwLock));
         }
 
         /// rayon-rs/rayon#1253: a thread-local `RefCell` borrowed across the `join`.
