@@ -13,7 +13,7 @@ pub(super) struct WorkerSleepState {
     /// `sleep`), before its last look; back to [`Blocked::No`] by a waker (which also
     /// decrements `sleeping`), or by the worker itself when its last look or its recheck
     /// finds work. [`Blocked::Isolated`] while the worker parks in an isolated wait
-    /// ([`Sleep::park_isolated`]).
+    /// ([`Sleep::park_isolated`](super::Sleep::park_isolated)).
     pub(super) is_blocked: Mutex<Blocked>,
     /// Where the worker parks, with `is_blocked`'s mutex; a waker notifies it.
     pub(super) condvar: Condvar,
