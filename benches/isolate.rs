@@ -1,5 +1,6 @@
 //! What `isolate` costs (`docs/isolation.md`, `docs/performance.md`, "Isolation"): the same
-//! fork-join work run by `install` and by `isolate` on one pool, medians of 9 calls.
+//! fork-join work run by `install` and by `isolate` on one pool, and by `install` on a
+//! pool built with `isolate_waits(true)`, medians of 9 calls.
 //!
 //! ```text
 //! cargo bench --bench isolate               # 2 workers
@@ -61,12 +62,19 @@ fn main() {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(2);
-    let pool = stealpool::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
+    let build = |isolate_waits| {
+        stealpool::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .isolate_waits(isolate_waits)
+            .build()
+            .unwrap()
+    };
+    let (pool, isolating) = (build(false), build(true));
     println!("{threads} worker(s), median of {runs} calls\n");
-    println!("| work | install | isolate | isolate / install |\n| --- | ---: | ---: | ---: |");
+    println!(
+        "| work | install | isolate | `isolate_waits(true)` | isolate / install | \
+         isolate_waits / install |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+    );
     let work: [(&str, fn()); 3] = [
         ("64 leaves of 1 ms", || leaves(64)),
         ("fib(25)", || assert_eq!(fib(25), 75_025)),
@@ -75,9 +83,11 @@ fn main() {
     for (name, work) in work {
         let install = median_ms(runs, || pool.install(work));
         let isolate = median_ms(runs, || pool.isolate(work));
+        let every_job = median_ms(runs, || isolating.install(work));
         println!(
-            "| {name} | {install:.3} ms | {isolate:.3} ms | {:.2}x |",
-            isolate / install
+            "| {name} | {install:.3} ms | {isolate:.3} ms | {every_job:.3} ms | {:.2}x | {:.2}x |",
+            isolate / install,
+            every_job / install
         );
     }
 }

@@ -82,7 +82,8 @@ mod unwind;
 pub use crate::block_on::block_on;
 pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use crate::builder::{
-    ThreadPoolBuildError, ThreadPoolBuilder, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV,
+    ThreadPoolBuildError, ThreadPoolBuilder, ISOLATE_WAITS_ENV, NUM_THREADS_ENV,
+    RAYON_NUM_THREADS_ENV,
 };
 #[allow(deprecated)]
 pub use crate::deprecated::{initialize, Configuration};

@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::held::{Held, Locks};
+use common::held::Held;
+use common::isolation::{stolen_half_wait, tree, Isolation, Route};
 use common::{wait_parked, watchdog};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
@@ -23,93 +24,13 @@ fn pool(n: usize) -> Arc<ThreadPool> {
     Arc::new(ThreadPoolBuilder::new().num_threads(n).build().unwrap())
 }
 
-/// How the section reaches the two-worker pool `b` it runs on.
-#[derive(Clone, Copy, Debug)]
-enum Route {
-    /// A job spawned into `b`; isolated with `stealpool::isolate` around its `join`.
-    Spawned,
-    /// `b.install` from a one-worker pool `a`, called by `a.isolate` (isolated) or
-    /// `a.install` (not): a job handed to another pool from inside a region.
-    ThroughAnotherPool,
-}
-
-/// The section on a two-worker pool `b`, isolated if `isolated`: a `join` whose `b` half
-/// the other worker takes; once that half started, `a` has `u` injected into the pool from
-/// outside (it tries the section) and returns, so `u` is in reach of the section's wait
-/// for the half until that wait parks, which the half waits for. Returns how often `u`
-/// found the section held on its thread, after `u` ran: 1 without isolation (the wait
-/// takes `u` from the injector, as rayon-core's does), 0 with it.
-fn stolen_half_wait(held: Held, route: Route, isolated: bool) -> usize {
-    let b = pool(2);
-    let locks = Arc::new(Locks::default());
-    let reentries = Arc::new(AtomicUsize::new(0));
-    let (inject_tx, inject_rx) = mpsc::channel::<()>();
-    let (injected_tx, injected_rx) = mpsc::channel::<()>();
-    let (u_ran_tx, u_ran_rx) = mpsc::channel::<()>();
-    let section_locks = locks.clone();
-    let b_for_half = b.clone();
-    let join = move || {
-        let (started_tx, started_rx) = mpsc::channel::<()>();
-        let ((), ()) = stealpool::join(
-            move || {
-                started_rx.recv().unwrap();
-                inject_tx.send(()).unwrap();
-                injected_rx.recv().unwrap();
-            },
-            move || {
-                started_tx.send(()).unwrap();
-                // The section's worker waits for this half: let it park first.
-                wait_parked(&b_for_half, 1);
-            },
-        );
-    };
-    let section = move || {
-        held.hold(&section_locks, || match (route, isolated) {
-            (Route::Spawned, true) => stealpool::isolate(join),
-            _ => join(),
-        })
-    };
-    let b_for_section = b.clone();
-    let done = std::thread::spawn(move || match route {
-        Route::Spawned => {
-            let (done_tx, done_rx) = mpsc::channel::<()>();
-            b_for_section.spawn(move || {
-                section();
-                done_tx.send(()).unwrap();
-            });
-            done_rx.recv().unwrap();
-        }
-        Route::ThroughAnotherPool => {
-            let a = pool(1);
-            let from_a = || b_for_section.install(section);
-            if isolated {
-                a.isolate(from_a)
-            } else {
-                a.install(from_a)
-            }
-        }
-    });
-    inject_rx.recv().unwrap();
-    let u_reentries = reentries.clone();
-    b.spawn(move || {
-        if held.is_held_here(&locks) {
-            u_reentries.fetch_add(1, Ordering::SeqCst);
-        }
-        u_ran_tx.send(()).unwrap();
-    });
-    injected_tx.send(()).unwrap();
-    done.join().unwrap();
-    u_ran_rx.recv().unwrap();
-    reentries.load(Ordering::SeqCst)
-}
-
 /// [`stolen_half_wait`] `RUNS` times each without and with isolation.
 fn check_stolen_half_waits(held: Held, route: Route) {
     watchdog(SECS, move || {
         for run in 0..RUNS {
             let (plain, isolated) = (
-                stolen_half_wait(held, route, false),
-                stolen_half_wait(held, route, true),
+                stolen_half_wait(held, route, Isolation::Off),
+                stolen_half_wait(held, route, Isolation::Isolate),
             );
             assert_eq!((plain, isolated), (1, 0), "run {run}: {held:?}, {route:?}");
         }
@@ -163,15 +84,6 @@ fn once_lock_initialisers_that_join_complete_on_every_worker() {
             }
         }
     });
-}
-
-/// A `join` tree of `2^depth` leaves; returns the leaf count.
-fn tree(depth: u32) -> u64 {
-    if depth == 0 {
-        return 1;
-    }
-    let (a, b) = stealpool::join(|| tree(depth - 1), || tree(depth - 1));
-    a + b
 }
 
 /// The region's halves run on the other worker: `a` returns only once `b` has started,

@@ -12,7 +12,7 @@ mod handlers;
 mod thread_count;
 
 pub use crate::pool::build_error::ThreadPoolBuildError;
-pub use crate::pool::config::{NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
+pub use crate::pool::config::{ISOLATE_WAITS_ENV, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
 #[allow(unreachable_pub)]
 pub use crate::pool::spawn_handler::{CustomSpawn, DefaultSpawn, ThreadSpawn};
 
@@ -307,6 +307,51 @@ impl<S> ThreadPoolBuilder<S> {
     #[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
     pub fn timeline(mut self, record: bool) -> Self {
         self.config.record_timeline = record;
+        self
+    }
+
+    /// Runs every job handed to the pool from outside its workers (an `install`, a
+    /// `spawn`, a `broadcast`'s job for each worker, `join` or `scope` called from outside,
+    /// a call from another pool) as if inside its own [`isolate`](fn@crate::isolate): no
+    /// wait inside such a job runs a job that was not handed out inside it, so a lock held
+    /// across parallel work in one job never meets another job that takes it on the same
+    /// thread (rayon-rs/rayon#592). Left unset, [`ISOLATE_WAITS_ENV`] decides (off when
+    /// unset). Not in rayon-core; the idea is oneTBB's `this_task_arena::isolate` applied
+    /// to every task.
+    ///
+    /// What it costs and what it can break are `isolate`'s: waits that complete only if the
+    /// waiting worker runs an unrelated job (a job that blocks on a channel fed by another
+    /// top-level job, when every worker waits) complete only once a worker comes free. Code
+    /// that the building thread runs as worker 0 of a
+    /// [`use_current_thread`](Self::use_current_thread) pool is not a job: wrap it in
+    /// `isolate` where it needs isolated waits.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    ///
+    /// let pool = stealpool::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .isolate_waits(true)
+    ///     .build()
+    ///     .unwrap();
+    /// let log = Mutex::new(Vec::new());
+    /// pool.scope(|s| {
+    ///     for i in 0..4 {
+    ///         let log = &log;
+    ///         // Each job holds the lock across a `join`: its wait runs only its own halves.
+    ///         s.spawn(move |_| {
+    ///             let mut guard = log.lock().unwrap();
+    ///             let (a, b) = stealpool::join(|| i, || 10 * i);
+    ///             guard.push(a + b);
+    ///         });
+    ///     }
+    /// });
+    /// let mut all = log.into_inner().unwrap();
+    /// all.sort();
+    /// assert_eq!(all, [0, 11, 22, 33]);
+    /// ```
+    pub fn isolate_waits(mut self, isolate: bool) -> Self {
+        self.config.isolate_waits = Some(isolate);
         self
     }
 }

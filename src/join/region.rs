@@ -3,6 +3,13 @@
 //! after `a`, the `join` takes `b` back if nobody took it, else waits for it with the
 //! isolated wait (the worker's `wait_until` inside a region). The end is the lazy
 //! `join`'s ([`finish_b`], [`finish_b_and_resume`]).
+//!
+//! In a pool that isolates every job's waits (`ThreadPoolBuilder::isolate_waits`), each
+//! half is a job of its own: `b` is handed out in a new region nested in the current
+//! one, `a` runs in another, and the wait for `b` runs only `b`'s region's jobs. A wait
+//! inside `a` (a section that holds a lock across parallel work, in the leaf of a
+//! parallel loop) then never runs `b` or the other halves of the enclosing loop, which
+//! would take the same lock on the same thread; they are not of its region.
 
 use super::finish::{finish_b, finish_b_and_resume, Reclaimed};
 use crate::job::StackJob;
@@ -37,19 +44,37 @@ where
     // region's queue.
     let job_ref = unsafe { job_b.as_join_half().hand_out(worker.latch_owner()) };
     let id = job_b.id();
-    worker.hand_out(region, job_ref);
-    let reclaim = || match region.take_back(id) {
+    let halves_isolated = worker.isolates_jobs();
+    let b_region = if halves_isolated {
+        Region::new(worker.sleep().clone(), Some(region.clone()))
+    } else {
+        region.clone()
+    };
+    worker.hand_out(&b_region, job_ref);
+    let reclaim = || match b_region.take_back(id) {
         Some(_own) => {
-            worker.drop_own_stub(region);
+            worker.drop_own_stub(&b_region);
             Reclaimed::NotStolen
         }
         None => {
             // SAFETY: the latch was written by `hand_out` above.
-            worker.wait_until(unsafe { job_b.latch.core_latch() });
+            let latch = unsafe { job_b.latch.core_latch() };
+            if halves_isolated {
+                worker.wait_in(&b_region, latch);
+            } else {
+                worker.wait_until(latch);
+            }
             Reclaimed::Finished
         }
     };
-    let result_a = match unwind::halt_unwinding(|| oper_a(FnContext::new(injected))) {
+    let run_a = || oper_a(FnContext::new(injected));
+    let result_a = match unwind::halt_unwinding(|| {
+        if halves_isolated {
+            worker.isolate(run_a)
+        } else {
+            run_a()
+        }
+    }) {
         Ok(value) => value,
         Err(payload) => finish_b_and_resume(reclaim(), &job_b, injected, payload),
     };

@@ -2,7 +2,7 @@
 
 use std::error::Error;
 
-use super::config::NUM_THREADS_ENV;
+use super::config::{ISOLATE_WAITS_ENV, NUM_THREADS_ENV};
 use std::fmt;
 use std::io;
 
@@ -38,6 +38,8 @@ pub(crate) enum ErrorKind {
     IOError(io::Error),
     /// `STEALPOOL_NUM_THREADS` holds something that is not a thread count.
     InvalidNumThreads(String),
+    /// `STEALPOOL_ISOLATE_WAITS` holds something other than `0` or `1`.
+    InvalidIsolateWaits(String),
 }
 
 /// The message of [`ErrorKind::GlobalPoolAlreadyInitialized`], as in rayon-core.
@@ -64,6 +66,10 @@ impl fmt::Display for ThreadPoolBuildError {
             ErrorKind::InvalidNumThreads(value) => write!(
                 f,
                 "{NUM_THREADS_ENV}={value:?} is not a thread count (expected a non-negative integer; 0 means one per CPU)"
+            ),
+            ErrorKind::InvalidIsolateWaits(value) => write!(
+                f,
+                "{ISOLATE_WAITS_ENV}={value:?} is not a switch (expected 1 to isolate waits, 0 or empty not to)"
             ),
         }
     }

@@ -1,6 +1,7 @@
 //! What a registry is built from ([`Config`]: the builder's settings, tokio's
 //! `runtime::Config`), and the environment variables that set the thread count when it is
-//! left at `0` ([`NUM_THREADS_ENV`], [`RAYON_NUM_THREADS_ENV`]).
+//! left at `0` ([`NUM_THREADS_ENV`], [`RAYON_NUM_THREADS_ENV`]) and isolated waits when
+//! the builder did not choose ([`ISOLATE_WAITS_ENV`]).
 
 use super::build_error::{ErrorKind, ThreadPoolBuildError};
 use super::registry::{PanicHandler, ThreadHandler};
@@ -40,6 +41,30 @@ pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
 /// ```
 pub const RAYON_NUM_THREADS_ENV: &str = "RAYON_NUM_THREADS";
 
+/// The environment variable that isolates the waits of every job of every pool whose
+/// builder did not call [`isolate_waits`](crate::ThreadPoolBuilder::isolate_waits), the
+/// global pool included: `1` runs each job handed to a pool from outside its workers as if
+/// inside its own [`isolate`](fn@crate::isolate), so that a program using rayon through
+/// `compat/rayon-core` gets it without a code change (`docs/isolation.md`).
+///
+/// Unset, empty or `0`: off. `1`: on. Surrounding whitespace is ignored; any other value
+/// makes [`ThreadPoolBuilder::build`](crate::ThreadPoolBuilder::build) fail (and the
+/// lazily built global pool panic with that error), so a typo does not silently leave the
+/// waits unisolated. Read when a pool is built.
+///
+/// ```
+/// use stealpool::{ThreadPoolBuilder, ISOLATE_WAITS_ENV};
+/// std::env::set_var(ISOLATE_WAITS_ENV, "yes");
+/// assert!(ThreadPoolBuilder::new().num_threads(1).build().is_err()); // not 0 or 1
+/// std::env::set_var(ISOLATE_WAITS_ENV, "1");
+/// let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// assert_eq!(pool.install(|| stealpool::join(|| 1, || 2)), (1, 2));
+/// // The builder's choice wins over the variable.
+/// std::env::set_var(ISOLATE_WAITS_ENV, "oops");
+/// assert!(ThreadPoolBuilder::new().isolate_waits(false).build().is_ok());
+/// ```
+pub const ISOLATE_WAITS_ENV: &str = "STEALPOOL_ISOLATE_WAITS";
+
 /// A registry's settings, as `ThreadPoolBuilder` collects them (its fields are the
 /// builder's options, documented on its methods).
 pub(crate) struct Config<S> {
@@ -61,6 +86,9 @@ pub(crate) struct Config<S> {
     pub(crate) breadth_first: bool,
     /// Records a worker timeline (`ThreadPoolBuilder::timeline`).
     pub(crate) record_timeline: bool,
+    /// Runs every injected job in a region of its own (`ThreadPoolBuilder::isolate_waits`);
+    /// `None`: from the environment ([`Config::isolate_waits`]).
+    pub(crate) isolate_waits: Option<bool>,
     /// How the worker threads are started.
     pub(crate) spawn_handler: S,
 }
@@ -77,6 +105,7 @@ impl Default for Config<DefaultSpawn> {
             exit_handler: None,
             breadth_first: false,
             record_timeline: false,
+            isolate_waits: None,
             spawn_handler: DefaultSpawn,
         }
     }
@@ -95,6 +124,7 @@ impl<S> Config<S> {
             exit_handler: self.exit_handler,
             breadth_first: self.breadth_first,
             record_timeline: self.record_timeline,
+            isolate_waits: self.isolate_waits,
             spawn_handler,
         }
     }
@@ -136,6 +166,30 @@ impl<S> Config<S> {
             }
         };
         Ok(n.min(THREADS_MAX))
+    }
+
+    /// Whether every injected job runs in a region of its own: the builder's choice, else
+    /// [`ISOLATE_WAITS_ENV`] (rules there).
+    ///
+    /// # Errors
+    /// [`ISOLATE_WAITS_ENV`] holds something other than `0` or `1`.
+    pub(crate) fn isolate_waits(&self) -> Result<bool, ThreadPoolBuildError> {
+        if let Some(isolate) = self.isolate_waits {
+            return Ok(isolate);
+        }
+        match std::env::var(ISOLATE_WAITS_ENV) {
+            Err(std::env::VarError::NotPresent) => Ok(false),
+            Ok(value) => match value.trim() {
+                "" | "0" => Ok(false),
+                "1" => Ok(true),
+                _ => Err(ThreadPoolBuildError::new(ErrorKind::InvalidIsolateWaits(
+                    value,
+                ))),
+            },
+            Err(std::env::VarError::NotUnicode(value)) => Err(ThreadPoolBuildError::new(
+                ErrorKind::InvalidIsolateWaits(value.to_string_lossy().into_owned()),
+            )),
+        }
     }
 
     /// The name of worker `index`, if the builder names threads.

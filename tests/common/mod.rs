@@ -8,6 +8,7 @@
 pub mod blocked;
 pub mod child;
 pub mod held;
+pub mod isolation;
 pub mod parity;
 pub mod seccomp;
 pub mod trace;

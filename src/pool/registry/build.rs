@@ -33,6 +33,7 @@ impl Registry {
         global: bool,
     ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
         let n_threads = config.num_threads()?.min(THREADS_MAX);
+        let isolate_waits = config.isolate_waits()?;
         let use_current_thread = config.use_current_thread;
         if use_current_thread && WorkerThread::is_worker_thread() {
             return Err(ThreadPoolBuildError::new(
@@ -93,6 +94,7 @@ impl Registry {
             current_thread_parts: Mutex::new(None),
             thread_handles: Mutex::new(Vec::new()),
             current_thread_worker: use_current_thread,
+            isolate_waits,
             recorder: timeline_hooks::recorder_for(n_threads, config.record_timeline, global),
         });
 

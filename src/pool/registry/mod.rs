@@ -84,6 +84,9 @@ pub(crate) struct Registry {
     /// Worker 0 is the thread that built the pool (`use_current_thread`): it never runs
     /// the main loop, so it never stops.
     current_thread_worker: bool,
+    /// Every job taken from a queue runs in a region of its own
+    /// (`ThreadPoolBuilder::isolate_waits`).
+    isolate_waits: bool,
     /// The worker timeline, if this pool records one.
     /// (std's `Arc`, also under loom: the recording is not part of any model.)
     recorder: Option<std::sync::Arc<Recorder>>,
@@ -146,6 +149,12 @@ impl Registry {
             Some(worker) => Arc::clone(worker.registry()),
             None => Arc::clone(global_registry()),
         })
+    }
+
+    /// Whether every job taken from a queue runs in a region of its own
+    /// (`ThreadPoolBuilder::isolate_waits`).
+    pub(crate) fn isolate_waits(&self) -> bool {
+        self.isolate_waits
     }
 
     /// Number of worker threads.

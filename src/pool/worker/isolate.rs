@@ -75,6 +75,14 @@ fn is_stub_of(job: &JobRef, region: &Arc<Region>) -> bool {
     job.id() == (Arc::as_ptr(region).cast(), execute as usize)
 }
 
+/// Whether `job` is a stub of any region (its job gets its region when it runs).
+pub(super) fn is_any_stub(job: &JobRef) -> bool {
+    let stub: unsafe fn(*const ()) = <Region as Job>::execute;
+    let broadcast_stub: unsafe fn(*const ()) = <BroadcastStub as Job>::execute;
+    let execute = job.id().1;
+    execute == stub as usize || execute == broadcast_stub as usize
+}
+
 /// Gives back the reference count of a stub of some region that will not run.
 ///
 /// # Safety
@@ -143,6 +151,31 @@ impl WorkerThread {
         let region = Region::new(self.sleep().clone(), self.region());
         let _leave = self.enter(region);
         op()
+    }
+
+    /// Whether every job of this worker's pool runs in a region of its own
+    /// (`ThreadPoolBuilder::isolate_waits`).
+    #[inline]
+    pub(crate) fn isolates_jobs(&self) -> bool {
+        self.isolate_jobs
+    }
+
+    /// Waits until `latch` is set inside `region`, a region nested in the current one:
+    /// runs only `region`'s jobs meanwhile.
+    pub(crate) fn wait_in(&self, region: &Arc<Region>, latch: &CoreLatch) {
+        if !latch.probe() {
+            let _leave = self.enter(region.clone());
+            self.wait_isolated(region, latch);
+        }
+    }
+
+    /// Runs `job`, taken from a queue, in a new region nested in the current one, as if
+    /// inside its own `isolate` (`ThreadPoolBuilder::isolate_waits`): its waits run only
+    /// the jobs handed out inside it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn execute_in_own_region(&self, job: JobRef) {
+        self.isolate(|| self.execute_here(job));
     }
 
     /// Runs `job`, a job of `region`, inside it.

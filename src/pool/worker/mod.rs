@@ -86,6 +86,9 @@ pub(crate) struct WorkerThread {
     idle: observe::IdlePeriod,
     /// The isolation region this worker is in, if any (`isolate.rs`).
     region: Cell<Option<Arc<Region>>>,
+    /// Every job taken from a queue runs in a region of its own
+    /// (`ThreadPoolBuilder::isolate_waits`, `isolate.rs`).
+    isolate_jobs: bool,
 }
 
 /// Fair injection: between top-level jobs, at most one injected job per this many local
@@ -107,6 +110,7 @@ impl WorkerThread {
     /// Worker `index` of `registry`, owning `queues`; not yet the current thread's worker
     /// (`set_current`).
     pub(crate) fn new(queues: WorkerQueues, registry: Arc<Registry>, index: usize) -> Self {
+        let isolate_jobs = registry.isolate_waits();
         WorkerThread {
             worker: queues.deque,
             batch: queues.batch,
@@ -124,6 +128,7 @@ impl WorkerThread {
             #[cfg(feature = "tracing")]
             idle: observe::IdlePeriod::default(),
             region: Cell::new(None),
+            isolate_jobs,
         }
     }
 
@@ -301,9 +306,19 @@ impl WorkerThread {
     }
 
     /// Executes a job (for [`JobRun::execute`](deferred::JobRun), which settles what it
-    /// defers), recording it on the timeline when the pool records.
+    /// defers), recording it on the timeline when the pool records; in a region of its
+    /// own when the pool isolates every job's waits.
     #[inline]
     fn execute_job(&self, job: JobRef) {
+        if self.isolate_jobs && !isolate::is_any_stub(&job) {
+            return self.execute_in_own_region(job);
+        }
+        self.execute_here(job);
+    }
+
+    /// `execute_job` in the worker's current region.
+    #[inline]
+    fn execute_here(&self, job: JobRef) {
         if self.timeline.is_on() {
             return self.execute_recorded(job);
         }
