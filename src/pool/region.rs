@@ -28,6 +28,9 @@ pub(crate) struct Region {
     sleep: Arc<Sleep>,
     /// The region this one is nested in (maybe of another pool), if any.
     parent: Option<Arc<Region>>,
+    /// Whether a region this one is nested in belongs to another pool: its parked waiters
+    /// are counted in that pool's sleep state, not in `sleep`.
+    crosses_pools: bool,
     /// The queues, the parked waiters and the nested regions.
     state: Mutex<State>,
 }
@@ -48,9 +51,13 @@ struct State {
 impl Region {
     /// A new region of the pool whose sleep state is `sleep`, nested in `parent` if any.
     pub(crate) fn new(sleep: Arc<Sleep>, parent: Option<Arc<Region>>) -> Arc<Region> {
+        let crosses_pools = parent
+            .as_ref()
+            .is_some_and(|parent| parent.crosses_pools || !Arc::ptr_eq(&parent.sleep, &sleep));
         let region = Arc::new(Region {
             sleep,
             parent,
+            crosses_pools,
             state: Mutex::new(State::default()),
         });
         if let Some(parent) = &region.parent {
@@ -83,6 +90,11 @@ impl Region {
             std::mem::take(&mut state.parked)
         };
         self.wake_parked(parked);
+        // No waiter of the pool is registered anywhere: none to wake in the enclosing
+        // regions (`Sleep::has_isolated_parked` says why the load may come this late).
+        if !self.crosses_pools && !self.sleep.has_isolated_parked() {
+            return;
+        }
         let mut outer = self.parent.as_deref();
         while let Some(region) = outer {
             let parked = std::mem::take(&mut region.state.lock().parked);
@@ -99,25 +111,38 @@ impl Region {
     }
 
     /// For a waiter of the region, worker `index` of its pool: its broadcast job if one
-    /// is queued, else the newest job (as a worker's own pop would take it); else the same
-    /// from a region nested in this one. Returns the job with its region.
+    /// is queued, else the newest job of this region (as a worker's own pop would take
+    /// it); else, from the regions nested in this one, shallowest first, the oldest job
+    /// (as a thief takes a victim's oldest: those jobs were handed out by whoever runs the
+    /// region's jobs, and the oldest is the largest piece, such as the right half of a
+    /// whole loop, where the newest is the smallest). Returns the job with its region.
     pub(crate) fn take_for_waiter(self: &Arc<Self>, index: usize) -> Option<(Arc<Region>, JobRef)> {
-        self.find_nested(|state| take_broadcast(state, index).or_else(|| state.jobs.pop_back()))
+        self.find_nested(|state, own| {
+            take_broadcast(state, index).or_else(|| {
+                if own {
+                    state.jobs.pop_back()
+                } else {
+                    state.jobs.pop_front()
+                }
+            })
+        })
     }
 
-    /// Calls `look` on the state of this region and of every region of its pool nested
-    /// in it, depth first, one mutex at a time, until `look` finds something; returns it
-    /// with its region. A nested region of another pool is passed through, not looked at
-    /// (its jobs run on that pool's workers), and dead nested regions are forgotten.
+    /// Calls `look` on the state of this region (`own`: true) and of every region of its
+    /// pool nested in it (false), breadth first (the regions nested directly in this one,
+    /// oldest first, then theirs), one mutex at a time, until `look` finds something;
+    /// returns it with its region. A nested region of another pool is passed through, not
+    /// looked at (its jobs run on that pool's workers), and dead nested regions are
+    /// forgotten.
     fn find_nested<T>(
         self: &Arc<Self>,
-        mut look: impl FnMut(&mut State) -> Option<T>,
+        mut look: impl FnMut(&mut State, bool) -> Option<T>,
     ) -> Option<(Arc<Region>, T)> {
-        let mut regions = vec![self.clone()];
-        while let Some(region) = regions.pop() {
+        let mut regions = VecDeque::from([self.clone()]);
+        while let Some(region) = regions.pop_front() {
             let mut state = region.state.lock();
             if Arc::ptr_eq(&region.sleep, &self.sleep) {
-                if let Some(found) = look(&mut state) {
+                if let Some(found) = look(&mut state, Arc::ptr_eq(&region, self)) {
                     drop(state);
                     return Some((region, found));
                 }
@@ -151,6 +176,7 @@ impl Region {
     /// and returns false. A push after the registration wakes the worker; one before it is
     /// what the look finds.
     pub(crate) fn register_parked(self: &Arc<Self>, index: usize) -> bool {
+        self.sleep.isolated_waiter_registers();
         self.state.lock().parked.push(index);
         if self.has_work_for(index) {
             self.unregister_parked(index);
@@ -162,7 +188,7 @@ impl Region {
     /// Whether a job worker `index` of this region's pool could take is queued here or
     /// in a nested region.
     fn has_work_for(self: &Arc<Self>, index: usize) -> bool {
-        self.find_nested(|state| {
+        self.find_nested(|state, _| {
             let any = !state.jobs.is_empty() || state.broadcasts.iter().any(|&(i, _)| i == index);
             any.then_some(())
         })
@@ -172,6 +198,7 @@ impl Region {
     /// Removes worker `index` from the parked waiters, if a push has not already.
     pub(crate) fn unregister_parked(&self, index: usize) {
         self.state.lock().parked.retain(|&i| i != index);
+        self.sleep.isolated_waiter_unregistered();
     }
 }
 

@@ -4,8 +4,32 @@
 
 use super::spot::{block_until_woken, Blocked};
 use super::{CoreLatch, ParkObserver, Sleep};
+use crate::sync::Ordering;
 
 impl Sleep {
+    /// A waiter of this pool registers with a region as parked (`Region::register_parked`),
+    /// before it takes the region's mutex to register and looks at the region's queues.
+    pub(crate) fn isolated_waiter_registers(&self) {
+        self.isolated_parked.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A registered waiter of this pool is no longer registered.
+    pub(crate) fn isolated_waiter_unregistered(&self) {
+        self.isolated_parked.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Whether a waiter of this pool may be registered as parked with some region: read
+    /// by a push to a region after its critical section, to skip waking the enclosing
+    /// regions when it is `false`. The region's mutex orders the two sides: a waiter that
+    /// registered with an enclosing region increments first and then looks at every nested
+    /// region under its mutex; if its look of the pushed region came before the push's
+    /// critical section, the increment happened before the push and this load sees it;
+    /// if after, the look finds the job (or the region was made after the look of its
+    /// parent, whose mutex orders the same way).
+    pub(crate) fn has_isolated_parked(&self) -> bool {
+        self.isolated_parked.load(Ordering::SeqCst) != 0
+    }
+
     /// Parks worker `index` in an isolated wait (`docs/isolation.md`) until `latch` is set
     /// or its region has a job for it. `register` registers the worker with its region
     /// unless a job is queued there (returns whether it registered; a push to the region

@@ -116,6 +116,8 @@ pub(crate) struct Sleep {
     spinners: CachePadded<AtomicUsize>,
     /// Half the workers, at least one (tokio's bound on searching workers).
     max_spinners: usize,
+    /// Workers registered as parked in an isolated wait (`isolated.rs`).
+    isolated_parked: AtomicUsize,
 }
 
 /// What a worker remembers between unsuccessful search rounds.
@@ -165,6 +167,7 @@ impl Sleep {
             counters: AtomicCounters::new(),
             spinners: CachePadded::new(AtomicUsize::new(0)),
             max_spinners: (n_threads / 2).max(1),
+            isolated_parked: AtomicUsize::new(0),
         }
     }
 

@@ -129,11 +129,23 @@ impl WorkerThread {
     /// One pass over the other workers from a random start: each victim's deque (its
     /// oldest job), then its batch queue, taking a batch from the first that has work.
     /// Sets `retry` if any victim answered `Retry`.
+    ///
+    /// A pool that isolates every job's waits steals one job, the oldest, as rayon-core
+    /// does: its stubs each stand for one `join` half, and a batch from a LIFO deque
+    /// runs its newest (a small piece) while the oldest (the largest, such as the right
+    /// half of a whole loop) waits in the thief's batch queue, where no isolated wait
+    /// may take it (`docs/isolation.md`, "Every job isolated").
     fn steal_from_victims(&self, retry: &mut bool) -> Option<JobRef> {
+        let steal = |stealer: &Stealer<JobRef>, retry: &mut bool| {
+            if self.isolate_jobs {
+                self.steal_from(stealer, retry)
+            } else {
+                self.steal_batch_from(stealer, retry)
+            }
+        };
         self.victims().find_map(|victim| {
-            let job = self
-                .steal_batch_from(self.registry.stealer(victim), retry)
-                .or_else(|| self.steal_batch_from(self.registry.batch_stealer(victim), retry))?;
+            let job = steal(self.registry.stealer(victim), retry)
+                .or_else(|| steal(self.registry.batch_stealer(victim), retry))?;
             self.note_source(JobSource::Steal { victim });
             Some(job)
         })
