@@ -9,7 +9,7 @@
 mod common;
 
 use common::held::Held;
-use common::isolation::{stolen_half_wait, tree, Isolation, Route};
+use common::isolation::{halves_that_meet, stolen_half_wait, tree, Isolation, Route};
 use common::{wait_parked, watchdog};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
@@ -93,19 +93,7 @@ fn a_region_hands_its_halves_to_a_free_worker() {
     watchdog(SECS, || {
         let pool = pool(2);
         for _ in 0..RUNS {
-            let (a_worker, b_worker) = pool.isolate(|| {
-                let (tx, rx) = mpsc::channel::<()>();
-                stealpool::join(
-                    move || {
-                        rx.recv().unwrap();
-                        stealpool::current_thread_index()
-                    },
-                    move || {
-                        tx.send(()).unwrap();
-                        stealpool::current_thread_index()
-                    },
-                )
-            });
+            let (a_worker, b_worker) = pool.isolate(halves_that_meet);
             assert_ne!(a_worker, b_worker);
         }
     });

@@ -10,7 +10,7 @@ mod common;
 
 use common::child::ran_in_child;
 use common::held::{Held, Locks};
-use common::isolation::{stolen_half_wait, tree, Isolation, Route};
+use common::isolation::{halves_that_meet, stolen_half_wait, tree, Isolation, Route};
 use common::watchdog;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, OnceLock};
@@ -86,6 +86,67 @@ fn leaves_that_met_a_held_section(held: Held, depth: u32) -> usize {
     met.into_inner()
 }
 
+/// The forced form of [`leaves_that_met_a_held_section`], on a three-worker pool built as
+/// `how` says: `install(join(section, other))`, where the section holds `held` across
+/// `join(x, y)`; `x` returns once `y` started on another worker, so the section's worker
+/// waits for `y`. Meanwhile `other` (the other half of the enclosing loop, on the third
+/// worker) hands out a leaf `l` that tries the section, and `y` returns only once the
+/// section's worker parked (or took `l`). Returns how often `l` found the section held on
+/// its thread: 0 when each half of a `join` is in a region of its own (`l` is of
+/// `other`'s region, out of the section's reach).
+fn outer_leaf_meets_the_section(held: Held, how: Isolation) -> usize {
+    let pool = how.pool(3);
+    let locks = Locks::default();
+    let met = AtomicUsize::new(0);
+    let (y_started_tx, y_started_rx) = mpsc::channel::<()>();
+    let (l_out_tx, l_out_rx) = mpsc::channel::<()>();
+    let (l_ran_tx, l_ran_rx) = mpsc::channel::<()>();
+    let (locks, met, pool_ref) = (&locks, &met, &*pool);
+    pool.install(move || {
+        stealpool::join(
+            move || {
+                held.hold(locks, || {
+                    stealpool::join(
+                        move || y_started_rx.recv().unwrap(),
+                        move || {
+                            y_started_tx.send(()).unwrap();
+                            l_out_rx.recv().unwrap();
+                            common::wait_parked(pool_ref, 1);
+                        },
+                    )
+                })
+            },
+            move || {
+                stealpool::join(
+                    move || {
+                        l_out_tx.send(()).unwrap();
+                        l_ran_rx.recv().unwrap();
+                    },
+                    move || {
+                        if held.is_held_here(locks) {
+                            met.fetch_add(1, Ordering::SeqCst);
+                        }
+                        l_ran_tx.send(()).unwrap();
+                    },
+                )
+            },
+        )
+    });
+    met.load(Ordering::SeqCst)
+}
+
+#[test]
+fn a_wait_inside_a_section_never_runs_a_leaf_of_the_enclosing_loop() {
+    watchdog(SECS, || {
+        for run in 0..RUNS {
+            for held in HELD {
+                let met = outer_leaf_meets_the_section(held, Isolation::Builder);
+                assert_eq!(met, 0, "run {run}: {held:?}");
+            }
+        }
+    });
+}
+
 #[test]
 fn the_builders_switch_isolates_the_wait_of_each_pattern() {
     watchdog(SECS, || no_stolen_half_wait_reenters(Isolation::Builder));
@@ -126,17 +187,7 @@ fn jobs_of_an_isolating_pool_still_hand_their_halves_to_free_workers() {
     watchdog(SECS, || {
         let pool = Isolation::Builder.pool(2);
         let meet = || {
-            let (tx, rx) = mpsc::channel::<()>();
-            let (a, b) = stealpool::join(
-                move || {
-                    rx.recv().unwrap();
-                    stealpool::current_thread_index()
-                },
-                move || {
-                    tx.send(()).unwrap();
-                    stealpool::current_thread_index()
-                },
-            );
+            let (a, b) = halves_that_meet();
             assert_ne!(a, b);
         };
         for _ in 0..RUNS {

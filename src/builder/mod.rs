@@ -310,17 +310,23 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
-    /// Runs every job handed to the pool from outside its workers (an `install`, a
-    /// `spawn`, a `broadcast`'s job for each worker, `join` or `scope` called from outside,
-    /// a call from another pool) as if inside its own [`isolate`](fn@crate::isolate): no
-    /// wait inside such a job runs a job that was not handed out inside it, so a lock held
-    /// across parallel work in one job never meets another job that takes it on the same
-    /// thread (rayon-rs/rayon#592). Left unset, [`ISOLATE_WAITS_ENV`] decides (off when
-    /// unset). Not in rayon-core; the idea is oneTBB's `this_task_arena::isolate` applied
-    /// to every task.
+    /// Runs every job of the pool as if inside its own [`isolate`](fn@crate::isolate):
+    /// every job a worker takes from a queue (an `install`, a `spawn`, a scope's job, a
+    /// broadcast's job for each worker, a stolen `join` half, a call from another pool),
+    /// and each half of every `join`, also when it runs on the `join`'s own thread. A wait
+    /// inside such a job (for a `join` half another worker took, a scope, an `install`, a
+    /// handle) then runs only jobs handed out inside it, so a lock held across parallel
+    /// work, even in the leaf of a parallel loop, never meets another job that takes it on
+    /// the same thread (rayon-rs/rayon#592, #1205, #1251, #1253). `true` isolates, `false`
+    /// does not; left unset, [`ISOLATE_WAITS_ENV`] decides (off when it is unset). Not in
+    /// rayon-core; the idea is oneTBB's `this_task_arena::isolate` applied to every task
+    /// (`docs/isolation.md`, "Every job isolated").
     ///
-    /// What it costs and what it can break are `isolate`'s: waits that complete only if the
-    /// waiting worker runs an unrelated job (a job that blocks on a channel fed by another
+    /// What it costs and what it can break are `isolate`'s: a `join` hands its second half
+    /// out through a region instead of keeping it private, so `join`s of a few
+    /// nanoseconds cost a hundred times more, while pieces of microseconds and more keep
+    /// their speed and the pool's parallelism; and waits that complete only if the waiting
+    /// worker runs an unrelated job (a job that blocks on a channel fed by another
     /// top-level job, when every worker waits) complete only once a worker comes free. Code
     /// that the building thread runs as worker 0 of a
     /// [`use_current_thread`](Self::use_current_thread) pool is not a job: wrap it in

@@ -6,7 +6,7 @@
 //!
 //! In a pool that isolates every job's waits (`ThreadPoolBuilder::isolate_waits`), each
 //! half is a job of its own: `b` is handed out in a new region nested in the current
-//! one, `a` runs in another, and the wait for `b` runs only `b`'s region's jobs. A wait
+//! one, `a` runs in another, and `b`, run here or waited for, is in `b`'s region. A wait
 //! inside `a` (a section that holds a lock across parallel work, in the leaf of a
 //! parallel loop) then never runs `b` or the other halves of the enclosing loop, which
 //! would take the same lock on the same thread; they are not of its region.
@@ -39,44 +39,43 @@ where
         JoinLatch::new_unwritten(),
     );
     // SAFETY: `job_b` stays on this frame until it was taken back (and run inline) or its
-    // latch was observed set: `reclaim` below does one of them, on the panic path too.
-    // It is handed out once, here, and runs at most once: whoever takes it from the
-    // region's queue.
+    // latch was observed set: the `match` on `take_back` below does one of them, after
+    // `a` returned or panicked. It is handed out once, here, and runs at most once:
+    // whoever takes it from the region's queue.
     let job_ref = unsafe { job_b.as_join_half().hand_out(worker.latch_owner()) };
     let id = job_b.id();
-    let halves_isolated = worker.isolates_jobs();
+    let halves_isolated = worker.isolate_waits();
     let b_region = if halves_isolated {
         Region::new(worker.sleep().clone(), Some(region.clone()))
     } else {
         region.clone()
     };
     worker.hand_out(&b_region, job_ref);
-    let reclaim = || match b_region.take_back(id) {
+    let run_a = || oper_a(FnContext::new(injected));
+    let result_a = unwind::halt_unwinding(|| {
+        if halves_isolated {
+            worker.isolate(run_a)
+        } else {
+            run_a()
+        }
+    });
+    // The rest of the `join` is `b`'s: run inline or waited for, in `b`'s region (the
+    // current one unless the halves are isolated), so that a wait inside it, or the wait
+    // for it, runs only the jobs of that region.
+    let _in_b = worker.enter_unless_in(&b_region);
+    let reclaimed = match b_region.take_back(id) {
         Some(_own) => {
             worker.drop_own_stub(&b_region);
             Reclaimed::NotStolen
         }
         None => {
             // SAFETY: the latch was written by `hand_out` above.
-            let latch = unsafe { job_b.latch.core_latch() };
-            if halves_isolated {
-                worker.wait_in(&b_region, latch);
-            } else {
-                worker.wait_until(latch);
-            }
+            worker.wait_until(unsafe { job_b.latch.core_latch() });
             Reclaimed::Finished
         }
     };
-    let run_a = || oper_a(FnContext::new(injected));
-    let result_a = match unwind::halt_unwinding(|| {
-        if halves_isolated {
-            worker.isolate(run_a)
-        } else {
-            run_a()
-        }
-    }) {
-        Ok(value) => value,
-        Err(payload) => finish_b_and_resume(reclaim(), &job_b, injected, payload),
-    };
-    finish_b(result_a, reclaim(), &job_b, injected)
+    match result_a {
+        Ok(value) => finish_b(value, reclaimed, &job_b, injected),
+        Err(payload) => finish_b_and_resume(reclaimed, &job_b, injected, payload),
+    }
 }

@@ -43,9 +43,10 @@ pub const RAYON_NUM_THREADS_ENV: &str = "RAYON_NUM_THREADS";
 
 /// The environment variable that isolates the waits of every job of every pool whose
 /// builder did not call [`isolate_waits`](crate::ThreadPoolBuilder::isolate_waits), the
-/// global pool included: `1` runs each job handed to a pool from outside its workers as if
-/// inside its own [`isolate`](fn@crate::isolate), so that a program using rayon through
-/// `compat/rayon-core` gets it without a code change (`docs/isolation.md`).
+/// global pool included: `1` runs each of their jobs (and each half of every `join`) as if
+/// inside its own [`isolate`](fn@crate::isolate), as `isolate_waits(true)` does, so that a
+/// program using rayon through `compat/rayon-core` gets it without a code change
+/// (`docs/isolation.md`).
 ///
 /// Unset, empty or `0`: off. `1`: on. Surrounding whitespace is ignored; any other value
 /// makes [`ThreadPoolBuilder::build`](crate::ThreadPoolBuilder::build) fail (and the
@@ -86,7 +87,7 @@ pub(crate) struct Config<S> {
     pub(crate) breadth_first: bool,
     /// Records a worker timeline (`ThreadPoolBuilder::timeline`).
     pub(crate) record_timeline: bool,
-    /// Runs every injected job in a region of its own (`ThreadPoolBuilder::isolate_waits`);
+    /// Every job runs in a region of its own (`ThreadPoolBuilder::isolate_waits`);
     /// `None`: from the environment ([`Config::isolate_waits`]).
     pub(crate) isolate_waits: Option<bool>,
     /// How the worker threads are started.
@@ -168,7 +169,7 @@ impl<S> Config<S> {
         Ok(n.min(THREADS_MAX))
     }
 
-    /// Whether every injected job runs in a region of its own: the builder's choice, else
+    /// Whether every job runs in a region of its own: the builder's choice, else
     /// [`ISOLATE_WAITS_ENV`] (rules there).
     ///
     /// # Errors

@@ -117,6 +117,22 @@ pub fn stolen_half_wait(held: Held, route: Route, how: Isolation) -> usize {
     reentries.load(Ordering::SeqCst)
 }
 
+/// A `join` whose `a` returns only once `b` has started, so `b` ran on another worker;
+/// returns the workers `a` and `b` ran on.
+pub fn halves_that_meet() -> (Option<usize>, Option<usize>) {
+    let (tx, rx) = mpsc::channel::<()>();
+    stealpool::join(
+        move || {
+            rx.recv().unwrap();
+            stealpool::current_thread_index()
+        },
+        move || {
+            tx.send(()).unwrap();
+            stealpool::current_thread_index()
+        },
+    )
+}
+
 /// A `join` tree of `2^depth` leaves; returns the leaf count.
 pub fn tree(depth: u32) -> u64 {
     if depth == 0 {

@@ -93,7 +93,7 @@ unsafe fn drop_stub(job: JobRef) {
 }
 
 /// Restores the worker's region when a region it entered ends (also by a panic).
-struct Leave<'a> {
+pub(crate) struct Leave<'a> {
     /// The worker.
     worker: &'a WorkerThread,
     /// The region it was in before.
@@ -153,20 +153,20 @@ impl WorkerThread {
         op()
     }
 
+    /// Makes `region` this worker's region until the returned guard drops, as
+    /// [`enter`](Self::enter) does, unless it already is (then `None`: nothing to undo).
+    pub(crate) fn enter_unless_in(&self, region: &Arc<Region>) -> Option<Leave<'_>> {
+        let current = self.region.take();
+        let inside = matches!(&current, Some(r) if Arc::ptr_eq(r, region));
+        self.region.set(current);
+        (!inside).then(|| self.enter(region.clone()))
+    }
+
     /// Whether every job of this worker's pool runs in a region of its own
     /// (`ThreadPoolBuilder::isolate_waits`).
     #[inline]
-    pub(crate) fn isolates_jobs(&self) -> bool {
-        self.isolate_jobs
-    }
-
-    /// Waits until `latch` is set inside `region`, a region nested in the current one:
-    /// runs only `region`'s jobs meanwhile.
-    pub(crate) fn wait_in(&self, region: &Arc<Region>, latch: &CoreLatch) {
-        if !latch.probe() {
-            let _leave = self.enter(region.clone());
-            self.wait_isolated(region, latch);
-        }
+    pub(crate) fn isolate_waits(&self) -> bool {
+        self.isolate_waits
     }
 
     /// Runs `job`, taken from a queue, in a new region nested in the current one, as if
@@ -180,15 +180,8 @@ impl WorkerThread {
 
     /// Runs `job`, a job of `region`, inside it.
     fn run_in_region(&self, region: &Arc<Region>, job: JobRef) {
-        let current = self.region.take();
-        let inside = matches!(&current, Some(r) if Arc::ptr_eq(r, region));
-        self.region.set(current);
-        if inside {
-            self.run_jobs().execute(job);
-        } else {
-            let _leave = self.enter(region.clone());
-            self.run_jobs().execute(job);
-        }
+        let _leave = self.enter_unless_in(region);
+        self.run_jobs().execute(job);
     }
 
     /// Hands `job` out inside `region`: on the region's queue, with a stub on the own

@@ -86,9 +86,10 @@ pub(crate) struct WorkerThread {
     idle: observe::IdlePeriod,
     /// The isolation region this worker is in, if any (`isolate.rs`).
     region: Cell<Option<Arc<Region>>>,
-    /// Every job taken from a queue runs in a region of its own
-    /// (`ThreadPoolBuilder::isolate_waits`, `isolate.rs`).
-    isolate_jobs: bool,
+    /// The pool's `isolate_waits` (`Registry::isolate_waits`), kept here for the job
+    /// and steal paths: every job taken from a queue runs in a region of its own
+    /// (`isolate.rs`), and steals take one job.
+    isolate_waits: bool,
 }
 
 /// Fair injection: between top-level jobs, at most one injected job per this many local
@@ -110,7 +111,7 @@ impl WorkerThread {
     /// Worker `index` of `registry`, owning `queues`; not yet the current thread's worker
     /// (`set_current`).
     pub(crate) fn new(queues: WorkerQueues, registry: Arc<Registry>, index: usize) -> Self {
-        let isolate_jobs = registry.isolate_waits();
+        let isolate_waits = registry.isolate_waits();
         WorkerThread {
             worker: queues.deque,
             batch: queues.batch,
@@ -128,7 +129,7 @@ impl WorkerThread {
             #[cfg(feature = "tracing")]
             idle: observe::IdlePeriod::default(),
             region: Cell::new(None),
-            isolate_jobs,
+            isolate_waits,
         }
     }
 
@@ -310,7 +311,7 @@ impl WorkerThread {
     /// own when the pool isolates every job's waits.
     #[inline]
     fn execute_job(&self, job: JobRef) {
-        if self.isolate_jobs && !isolate::is_any_stub(&job) {
+        if self.isolate_waits && !isolate::is_any_stub(&job) {
             return self.execute_in_own_region(job);
         }
         self.execute_here(job);

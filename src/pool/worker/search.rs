@@ -137,7 +137,7 @@ impl WorkerThread {
     /// may take it (`docs/isolation.md`, "Every job isolated").
     fn steal_from_victims(&self, retry: &mut bool) -> Option<JobRef> {
         let steal = |stealer: &Stealer<JobRef>, retry: &mut bool| {
-            if self.isolate_jobs {
+            if self.isolate_waits {
                 self.steal_from(stealer, retry)
             } else {
                 self.steal_batch_from(stealer, retry)
