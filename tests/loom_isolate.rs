@@ -42,6 +42,26 @@ fn a_push_to_its_region_is_never_missed_by_an_isolated_waiter() {
     });
 }
 
+/// A worker waits inside a region while another worker makes a region nested in it and
+/// hands out a job there: the waiter takes it. The push wakes the waiters of the enclosing
+/// regions only when a waiter of the pool is registered as parked
+/// (`Sleep::has_isolated_parked`); the region's mutex orders that count against the
+/// waiter's look, also when the nested region is made after the look.
+#[test]
+fn a_push_to_a_region_nested_after_the_look_wakes_the_outer_waiter() {
+    loom::model(|| {
+        let sleep = Arc::new(ModelSleep::new(2));
+        let outer = Arc::new(ModelRegion::new(&sleep));
+        let latch = Arc::new(ModelLatch::new());
+        let waiter = spawn_waiter(&sleep, &outer, 0, &latch);
+        // Kept alive until the job was taken, as the stub the hand-out pushes keeps it.
+        let inner = outer.nested(&sleep);
+        inner.push(7);
+        assert_eq!(waiter.join().unwrap(), Some(7));
+        drop(inner);
+    });
+}
+
 /// The latch an isolated waiter waits on is set (its stolen half finished): the setter
 /// wakes it, as it wakes a parked searcher.
 #[test]

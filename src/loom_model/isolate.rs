@@ -44,6 +44,12 @@ impl ModelRegion {
         ModelRegion(Region::new(sleep.sleep().clone(), None))
     }
 
+    /// A region nested in this one, of the same pool (an `isolate` inside it, or a `join`
+    /// half of a pool that isolates every job).
+    pub fn nested(&self, sleep: &ModelSleep) -> Self {
+        ModelRegion(Region::new(sleep.sleep().clone(), Some(self.0.clone())))
+    }
+
     /// A worker of the region hands out job `n` (`Region::push`, which wakes the
     /// region's parked waiters).
     pub fn push(&self, n: usize) {
