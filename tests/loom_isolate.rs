@@ -10,11 +10,11 @@
 //! ```
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::atomic::{fence, AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 use stealpool::__loom::{ModelLatch, ModelSleep};
-use stealpool::__loom_isolate::ModelRegion;
+use stealpool::__loom_isolate::{ModelRegion, RESCUED};
 
 /// Worker `index` waits inside `region` on a thread of its own until `latch` is set or it
 /// took a job of the region; the handle returns the job it took.
@@ -102,5 +102,47 @@ fn a_searchers_wake_up_passes_an_isolated_waiter_by() {
         );
         sleep.set_latch(&waiter_latch, 0);
         assert_eq!(waiter.join().unwrap(), None);
+    });
+}
+
+/// The lazy `join` in a region (`docs/isolation.md`, "Why the poll must see R's
+/// waiters"): the owner, a worker of the region, keeps a half private and promotes it to
+/// the region's queue only if its poll sees an idle worker; it then never comes back (its
+/// first half blocks on the second). The region's waiter must still get the half: its
+/// isolated park counts it in the sleep counters, so the poll promotes the half (and the
+/// push wakes it), or its last look, after the heavy barrier, sees the half and it rescues
+/// it. Mutant I9 (the isolated park not counted) deadlocks here.
+#[test]
+fn a_private_half_of_its_region_is_never_hidden_from_an_isolated_waiter() {
+    loom::model(|| {
+        let sleep = Arc::new(ModelSleep::new(2));
+        let region = Arc::new(ModelRegion::new(&sleep));
+        let latch = Arc::new(ModelLatch::new());
+        let private = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (sleep, region, latch, private) = (
+                sleep.clone(),
+                region.clone(),
+                latch.clone(),
+                private.clone(),
+            );
+            thread::spawn(move || region.wait_or_rescue(&sleep, 0, &latch, &private))
+        };
+        // The owner (worker 1, in the region): private push, poll, maybe promote. The
+        // fence stands for the waiter's process-wide heavy barrier (membarrier), which
+        // runs a full barrier on the owner's CPU (`docs/join.md`, "The poll without a
+        // fence", case 1). The fence-only case rests on the waiter's recheck a
+        // millisecond later, which loom cannot time out (its `wait_timeout` waits).
+        private.store(true, Ordering::Release);
+        fence(Ordering::SeqCst);
+        if sleep.idle_workers_after_private_push()
+            && private
+                .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            region.push(7);
+        }
+        let took = waiter.join().unwrap();
+        assert!(took == Some(7) || took == Some(RESCUED), "{took:?}");
     });
 }

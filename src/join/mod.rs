@@ -116,8 +116,10 @@ where
     WorkerThread::with_join_stack(|stack| match stack {
         Some(stack) => join_on(&stack, false, oper_a, oper_b),
         None => join_checked(|worker_thread, injected| match worker_thread.region() {
-            Some(region) => join_in_region(worker_thread, &region, injected, oper_a, oper_b),
-            None => join_on(worker_thread, injected, oper_a, oper_b),
+            Some(region) if worker_thread.isolate_waits() => {
+                join_in_region(worker_thread, &region, injected, oper_a, oper_b)
+            }
+            _ => join_on(worker_thread, injected, oper_a, oper_b),
         }),
     })
 }
@@ -168,8 +170,9 @@ pub(crate) trait JoinFrame {
 /// What a `join` frame needs from its worker off the fast path: the real
 /// [`WorkerThread`], or the loom model's worker.
 pub(crate) trait JoinWorker: Waiter {
-    /// Whether the own deque is empty (the owner's view).
-    fn deque_is_empty(&self) -> bool;
+    /// Whether nothing this worker offered is still waiting for a thief: its own deque is
+    /// empty (the owner's view), or, inside an isolation region, the region's queue.
+    fn nothing_offered(&self) -> bool;
     /// Moves the oldest private half to the own deque and tells the sleep module; returns
     /// whether there was one. Out of line: the `join` frame calls it only to make room or
     /// for an idle worker.
@@ -180,6 +183,14 @@ pub(crate) trait JoinWorker: Waiter {
     fn count_local_pop(&self);
     /// [`WorkerThread::wait_until`]: runs other jobs, or parks, until `latch` is set.
     fn wait_until(&self, latch: &CoreLatch);
+    /// Inside an isolation region, takes back a half that left the private stack: from
+    /// the region's queue by its identity `id` (`Some(true)`: run it inline), else waits
+    /// for `latch` in the region (`Some(false)`). `None` outside every region: the
+    /// caller pops the deque instead.
+    fn take_back_in_region(&self, id: (*const (), usize), latch: &CoreLatch) -> Option<bool> {
+        let _ = (id, latch);
+        None
+    }
 }
 
 impl JoinFrame for JoinStack<'_> {
@@ -221,8 +232,8 @@ impl JoinFrame for WorkerThread {
 
 impl JoinWorker for WorkerThread {
     #[inline(always)]
-    fn deque_is_empty(&self) -> bool {
-        WorkerThread::deque_is_empty(self)
+    fn nothing_offered(&self) -> bool {
+        WorkerThread::nothing_offered(self)
     }
     #[inline(always)]
     fn promote_oldest(&self) -> bool {
@@ -239,6 +250,10 @@ impl JoinWorker for WorkerThread {
     #[inline(always)]
     fn wait_until(&self, latch: &CoreLatch) {
         WorkerThread::wait_until(self, latch)
+    }
+    #[inline(always)]
+    fn take_back_in_region(&self, id: (*const (), usize), latch: &CoreLatch) -> Option<bool> {
+        WorkerThread::take_back_in_region(self, id, latch)
     }
 }
 
@@ -362,7 +377,7 @@ fn make_room(stack: &PendingHalves, worker: &impl JoinWorker) -> usize {
 /// into the frame: the look at the deque is two loads, and only a promotion is a call.
 #[inline(always)]
 fn promote_for_idle(stack: &PendingHalves, worker: &impl JoinWorker) {
-    if worker.deque_is_empty() {
+    if worker.nothing_offered() {
         worker.promote_oldest();
     } else {
         stack.skip_polls();
@@ -378,6 +393,11 @@ fn reclaim_taken(
     id: (*const (), usize),
     latch: &CoreLatch,
 ) -> Reclaimed {
+    match worker_thread.take_back_in_region(id, latch) {
+        Some(true) => return Reclaimed::NotStolen,
+        Some(false) => return Reclaimed::Finished,
+        None => {}
+    }
     // The jobs run here go through `run`; it drops before the `join`'s code goes on,
     // delivering what they deferred.
     let run = worker_thread.run_jobs();

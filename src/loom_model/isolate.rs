@@ -4,7 +4,9 @@
 use super::sleep::{ModelLatch, ModelSleep};
 use crate::job::{Job, JobRef};
 use crate::pool::region::Region;
+use crate::sync::checked::AtomicBool;
 use crate::sync::unchecked::Arc;
+use crate::sync::Ordering;
 
 /// A region whose jobs are tokens: a job is its number, which the taker reads back.
 pub struct ModelRegion(Arc<Region>);
@@ -72,8 +74,50 @@ impl ModelRegion {
                 latch.core(),
                 sleep.counters(index),
                 || self.0.register_parked(index),
+                || false,
                 || self.0.unregister_parked(index),
+                || false,
+            );
+        }
+    }
+
+    /// [`wait`](Self::wait) for a waiter that may also rescue a private `join` half of a
+    /// worker in the region, modelled by `private` (set by the owner's push, taken with a
+    /// compare-exchange as the rescue's claim under the stack's lock): the last look after
+    /// the heavy barrier reads it. Returns the job taken from the region's queue, or
+    /// `RESCUED`.
+    pub fn wait_or_rescue(
+        &self,
+        sleep: &ModelSleep,
+        index: usize,
+        latch: &ModelLatch,
+        private: &AtomicBool,
+    ) -> Option<usize> {
+        loop {
+            if latch.probe() {
+                return None;
+            }
+            if let Some((_, job)) = self.0.take_for_waiter(index) {
+                return Some(number(job));
+            }
+            if private
+                .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Some(RESCUED);
+            }
+            sleep.sleep().park_isolated(
+                index,
+                latch.core(),
+                sleep.counters(index),
+                || self.0.register_parked(index),
+                || private.load(Ordering::Acquire),
+                || self.0.unregister_parked(index),
+                || false,
             );
         }
     }
 }
+
+/// What [`ModelRegion::wait_or_rescue`] returns for a rescued half.
+pub const RESCUED: usize = usize::MAX;

@@ -257,7 +257,7 @@ impl JoinFrame for ModelWorker<'_> {
 }
 
 impl JoinWorker for ModelWorker<'_> {
-    fn deque_is_empty(&self) -> bool {
+    fn nothing_offered(&self) -> bool {
         self.deque().is_empty()
     }
 

@@ -17,8 +17,9 @@
 
 use crate::job::JobRef;
 use crate::sleep::Sleep;
-use crate::sync::checked::Mutex;
+use crate::sync::checked::{AtomicUsize, Mutex};
 use crate::sync::unchecked::Arc;
+use crate::sync::Ordering;
 use std::collections::VecDeque;
 use std::sync::Weak;
 
@@ -33,6 +34,9 @@ pub(crate) struct Region {
     crosses_pools: bool,
     /// The queues, the parked waiters and the nested regions.
     state: Mutex<State>,
+    /// How many jobs `state.jobs` holds, written under the mutex and read without it
+    /// ([`has_no_jobs`](Self::has_no_jobs)).
+    queued: AtomicUsize,
 }
 
 /// [`Region`]'s state, under its mutex.
@@ -59,6 +63,7 @@ impl Region {
             parent,
             crosses_pools,
             state: Mutex::new(State::default()),
+            queued: AtomicUsize::new(0),
         });
         if let Some(parent) = &region.parent {
             let mut state = parent.state.lock();
@@ -74,6 +79,25 @@ impl Region {
         self.queue(|state| state.jobs.push_back(job));
     }
 
+    /// Whether no job is queued here (racy: for the `join`'s poll, which offers a half
+    /// to an idle worker only while none is waiting here already).
+    pub(crate) fn has_no_jobs(&self) -> bool {
+        // Relaxed: a stale answer delays or adds one promotion, nothing else.
+        self.queued.load(Ordering::Relaxed) == 0
+    }
+
+    /// Whether this region is `ancestor` or nested in it (through any pool).
+    pub(crate) fn is_within(&self, ancestor: &Region) -> bool {
+        let mut region = Some(self);
+        while let Some(r) = region {
+            if std::ptr::eq(r, ancestor) {
+                return true;
+            }
+            region = r.parent.as_deref();
+        }
+        false
+    }
+
     /// Queues broadcast job `job` for worker `index`, and wakes as [`push`](Self::push)
     /// does.
     pub(crate) fn push_broadcast(&self, index: usize, job: JobRef) {
@@ -87,6 +111,7 @@ impl Region {
         let parked = {
             let mut state = self.state.lock();
             add(&mut state);
+            self.queued.store(state.jobs.len(), Ordering::Relaxed);
             std::mem::take(&mut state.parked)
         };
         self.wake_parked(parked);
@@ -142,7 +167,9 @@ impl Region {
         while let Some(region) = regions.pop_front() {
             let mut state = region.state.lock();
             if Arc::ptr_eq(&region.sleep, &self.sleep) {
-                if let Some(found) = look(&mut state, Arc::ptr_eq(&region, self)) {
+                let found = look(&mut state, Arc::ptr_eq(&region, self));
+                region.queued.store(state.jobs.len(), Ordering::Relaxed);
+                if let Some(found) = found {
                     drop(state);
                     return Some((region, found));
                 }
@@ -155,7 +182,10 @@ impl Region {
 
     /// For a stub: the oldest job (as a thief would take it).
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
-        self.state.lock().jobs.pop_front()
+        let mut state = self.state.lock();
+        let job = state.jobs.pop_front();
+        self.queued.store(state.jobs.len(), Ordering::Relaxed);
+        job
     }
 
     /// For a broadcast stub on worker `index`: its broadcast job.
@@ -168,7 +198,9 @@ impl Region {
     pub(crate) fn take_back(&self, id: (*const (), usize)) -> Option<JobRef> {
         let mut state = self.state.lock();
         let pos = state.jobs.iter().rposition(|job| job.id() == id)?;
-        state.jobs.remove(pos)
+        let job = state.jobs.remove(pos);
+        self.queued.store(state.jobs.len(), Ordering::Relaxed);
+        job
     }
 
     /// Registers worker `index` as parked in an isolated wait, then looks for a job it

@@ -137,6 +137,19 @@ impl AtomicCounters {
         self.value.fetch_add(ONE_INACTIVE, Ordering::SeqCst);
     }
 
+    /// A worker in an isolated wait parks (`Sleep::park_isolated`): it counts as inactive
+    /// and sleeping at once, as a parked searcher does, so that a lazy `join`'s poll sees
+    /// it. Returns the counters after the change.
+    #[inline]
+    pub(crate) fn add_isolated_sleeper(&self) -> Counters {
+        let old = self
+            .value
+            .fetch_add(ONE_INACTIVE + ONE_SLEEPING, Ordering::SeqCst);
+        Counters {
+            word: old + ONE_INACTIVE + ONE_SLEEPING,
+        }
+    }
+
     /// Increments the JEC if `increment_when` holds for its current value; returns the
     /// counters after the (possible) increment.
     #[inline]

@@ -1,9 +1,12 @@
 //! The isolated park: how a worker waiting inside an isolation region parks
-//! (`docs/isolation.md`, "Waking a region's waiters"). It is not a searcher, so the sleep
-//! counters never see it; its latch's setter and pushes to its region wake it.
+//! (`docs/isolation.md`, "Waking a region's waiters"). It is not a searcher, but it is
+//! counted as a parked one, so that a lazy `join` in its region promotes for it; its
+//! latch's setter and pushes to its region wake it.
 
+use super::counters::JobsEventCounter;
 use super::spot::{block_until_woken, Blocked};
-use super::{CoreLatch, ParkObserver, Sleep};
+use super::{CoreLatch, IdleState, ParkObserver, Sleep};
+use crate::sync::barrier::{self, Park};
 use crate::sync::Ordering;
 
 impl Sleep {
@@ -34,41 +37,91 @@ impl Sleep {
     /// or its region has a job for it. `register` registers the worker with its region
     /// unless a job is queued there (returns whether it registered; a push to the region
     /// then wakes it, [`wake_waiter`](Self::wake_waiter)); `unregister` undoes it after the
-    /// wake-up. The worker is not counted in the sleep counters: a searcher's wake-up
-    /// passes it by, since it may take none of the pool's other work.
+    /// wake-up. `look` is the last look, after the heavy barrier: whether a worker of the
+    /// region holds a private `join` half the waiter could rescue. `more_work` is the
+    /// pool's look for work left ([`work_found`](Self::work_found)).
     ///
-    /// No wake-up is lost: the latch's setter finds `SLEEPING` (set under the parking
-    /// mutex together with `Blocked::Isolated`) and wakes it, as for a parked searcher;
-    /// a push to the region and `register` take the region's mutex, so either the push
-    /// finds the worker registered, or `register` finds the job.
+    /// The worker counts as inactive and sleeping while parked, as a parked searcher does,
+    /// but a searcher's wake-up passes it by, since it may take none of the pool's other
+    /// work. No wake-up is lost:
+    /// * its latch's setter finds `SLEEPING` (set under the parking mutex together with
+    ///   `Blocked::Isolated`) and wakes it, as for a parked searcher;
+    /// * a push to the region and `register` take the region's mutex, so either the push
+    ///   finds the worker registered, or `register` finds the job;
+    /// * a `join` in the region that keeps its second half private polls the counters
+    ///   after its push: the pair is a parked searcher's (`docs/join.md`, "The poll without
+    ///   a fence"), the counters' read-modify-write and the heavy barrier here, then
+    ///   `look`; either the poll sees this worker and promotes the half to the region's
+    ///   queue (which wakes it), or `look` sees the half. A fence-only barrier rechecks as
+    ///   a searcher does.
+    ///
+    /// It leaves the inactive count through `work_found`, as a searcher that found work:
+    /// between its waker's decrement and its own it looks like an awake searcher, so a
+    /// pusher may have counted on it.
     #[cold]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn park_isolated(
         &self,
         index: usize,
         latch: &CoreLatch,
         observer: &impl ParkObserver,
         register: impl FnOnce() -> bool,
+        look: impl Fn() -> bool,
         unregister: impl FnOnce(),
+        more_work: impl Fn() -> bool,
     ) {
+        barrier::prepare();
         let sleep_state = &self.worker_sleep_states[index];
         let Some(mut is_blocked) = sleep_state.fall_asleep(latch) else {
             return;
         };
+        // Counted and blocked in one critical section, as a searcher registers: a waker
+        // that holds the mutex and finds `Isolated` may decrement `sleeping` for us.
+        let counters = self.counters.add_isolated_sleeper();
+        let all_inactive = counters.inactive_threads() == self.worker_sleep_states.len();
         *is_blocked = Blocked::Isolated;
         drop(is_blocked);
         let registered = register();
+        let park = barrier::heavy();
+        let found = !registered || look();
+        // As in `sleep`: after a fence-only barrier, a worker that was running may have
+        // pushed a private half that `look` missed, and missed us in its poll.
+        let recheck = match park {
+            Park::Untimed => false,
+            Park::FenceOnly => !all_inactive,
+            Park::Recheck => true,
+        };
         let mut is_blocked = sleep_state.is_blocked.lock();
-        if !registered {
+        let park_now = if *is_blocked == Blocked::No {
+            // Woken before we blocked (the waker decremented `sleeping`).
+            false
+        } else if found {
             *is_blocked = Blocked::No;
-        }
-        let park_now = *is_blocked != Blocked::No;
+            self.counters.sub_sleeping_thread();
+            false
+        } else {
+            true
+        };
         drop(is_blocked);
         if park_now {
-            block_until_woken(sleep_state, observer, |is_blocked| is_blocked);
+            block_until_woken(sleep_state, observer, |is_blocked| {
+                if recheck && *is_blocked != Blocked::No {
+                    self.recheck(sleep_state, is_blocked, &look)
+                } else {
+                    is_blocked
+                }
+            });
         }
         if registered {
             unregister();
         }
+        let mut idle_state = IdleState {
+            worker_index: index,
+            rounds: 0,
+            jobs_counter: JobsEventCounter::DUMMY,
+            spinner: false,
+        };
+        self.work_found(&mut idle_state, more_work);
         latch.wake_up();
     }
 }

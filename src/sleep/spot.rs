@@ -28,8 +28,9 @@ pub(super) enum Blocked {
     /// Parked as a searcher that found nothing: counted in the `sleeping` counter, woken
     /// by new work or by its latch's setter (who decrements the counter).
     Counted,
-    /// Parked in an isolated wait (`docs/isolation.md`): not counted anywhere in the
-    /// counters, woken only by its latch's setter or by a push to its region.
+    /// Parked in an isolated wait (`docs/isolation.md`): counted in the `sleeping` counter
+    /// too (a lazy `join`'s poll must see it), but woken only by its latch's setter or by
+    /// a push to its region (who decrement the counter), never by a searcher's wake-up.
     Isolated,
 }
 

@@ -189,18 +189,17 @@ impl Sleep {
     fn wake(&self, index: usize, isolated_too: bool) -> bool {
         let sleep_state = &self.worker_sleep_states[index];
         let mut is_blocked = sleep_state.is_blocked.lock();
-        let counted = match *is_blocked {
+        let searcher = match *is_blocked {
             Blocked::No => return false,
             Blocked::Isolated if !isolated_too => return false,
             Blocked::Isolated => false,
             Blocked::Counted => true,
         };
         *is_blocked = Blocked::No;
-        // The waker, not the sleeper, decrements `sleeping`, so posters see the new
-        // count as early as possible.
-        if counted {
-            self.counters.sub_sleeping_thread();
-        }
+        // The waker, not the sleeper, decrements `sleeping` (a parked searcher and an
+        // isolated waiter are both counted), so posters see the new count as early as
+        // possible.
+        self.counters.sub_sleeping_thread();
         drop(is_blocked);
         // Notify after unlocking: std's condvar does not requeue the woken thread onto
         // the mutex (parking_lot's did), so a notify under the lock wakes the sleeper
@@ -208,6 +207,6 @@ impl Sleep {
         // `is_blocked` under the mutex, and `sleep_state` lives as long as the registry,
         // so the late notify is safe.
         sleep_state.condvar.notify_one();
-        counted
+        searcher
     }
 }

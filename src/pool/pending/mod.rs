@@ -28,10 +28,11 @@
 
 use crate::job::{JobRef, JoinHalf};
 use crate::latch::LatchOwner;
+use crate::pool::region::Region;
 use crate::sleep::IdleWorkers;
 use crate::sync::barrier::{self, Light};
 use crate::sync::checked::{AtomicUsize, Mutex};
-use crate::sync::unchecked::AtomicU32;
+use crate::sync::unchecked::{Arc, AtomicU32};
 use crate::sync::Ordering;
 
 /// Slots of the private stack. A worker whose `join`s nest deeper promotes the oldest
@@ -87,8 +88,11 @@ pub(crate) struct PendingHalves {
     /// out), and of every other latch it waits on ([`owner`](Self::owner)).
     owner: LatchOwner,
     /// Serialises rescuers against each other and against the owner's promotions and
-    /// slow pops. The owner's push and fast pop never take it.
-    lock: Mutex<()>,
+    /// slow pops. The owner's push and fast pop never take it. It holds the owner's
+    /// current isolation region (`docs/isolation.md`), which the owner changes only while
+    /// no half is private: every private half was pushed in that region, so a rescuer
+    /// that reads it under the lock knows where the half it takes must run.
+    lock: Mutex<Option<Arc<Region>>>,
     /// The halves: position `pos` lives in slot `pos % CAPACITY`.
     slots: [Slot; CAPACITY],
 }
@@ -104,7 +108,7 @@ impl PendingHalves {
             bottom: AtomicUsize::new(0),
             can_share,
             polls_to_skip: AtomicU32::new(0),
-            lock: Mutex::new(()),
+            lock: Mutex::new(None),
             slots: std::array::from_fn(|_| Slot {
                 half: AtomicUsize::new(0),
             }),
@@ -294,16 +298,34 @@ impl PendingHalves {
         true
     }
 
+    /// Owner, with no half private: `region` is its current isolation region from now on.
+    pub(crate) fn set_region(&self, region: Option<Arc<Region>>) {
+        debug_assert!(!self.has_private(), "a region change with a private half");
+        *self.lock.lock() = region;
+    }
+
     /// Another worker: takes the oldest private half if there is one and
     /// `owner_deque_is_empty()` holds (checked under the lock). The caller runs the
     /// half; the owner's `join` waits for its latch.
+    #[cfg(any(test, loom))]
     pub(crate) fn rescue(&self, owner_deque_is_empty: impl FnOnce() -> bool) -> Option<JobRef> {
+        self.rescue_from(|_| owner_deque_is_empty())
+            .map(|(job, _)| job)
+    }
+
+    /// Another worker: takes the oldest private half if there is one and `may_take`,
+    /// called under the lock with the owner's current region, allows it. Returns the half
+    /// with that region, where it must run. The caller runs the half; the owner's `join`
+    /// waits for its latch.
+    pub(crate) fn rescue_from(
+        &self,
+        may_take: impl FnOnce(Option<&Arc<Region>>) -> bool,
+    ) -> Option<(JobRef, Option<Arc<Region>>)> {
         if !self.has_private() {
             return None;
         }
-        let _lock = self.lock.lock();
-        if !owner_deque_is_empty() {
-            // Steal from the deque instead: its halves are older.
+        let region = self.lock.lock();
+        if !may_take(region.as_ref()) {
             return None;
         }
         let bottom = self.bottom.load(Ordering::Relaxed);
@@ -318,11 +340,17 @@ impl PendingHalves {
             std::thread::sleep(barrier::RECHECK_AFTER);
         }
         if bottom < self.top.load(Ordering::Acquire) {
-            Some(self.take(bottom))
+            Some((self.take(bottom), region.clone()))
         } else {
             self.bottom.store(bottom, Ordering::Relaxed);
             None
         }
+    }
+
+    /// Whether a half is private and the owner's current region satisfies `pred` (racy
+    /// as [`has_private`](Self::has_private); the region is read under the lock).
+    pub(crate) fn has_private_in(&self, pred: impl FnOnce(Option<&Arc<Region>>) -> bool) -> bool {
+        self.has_private() && pred(self.lock.lock().as_ref())
     }
 
     /// Hands out the half at `pos`: reads its slot and writes its latch. Under the lock,

@@ -14,6 +14,7 @@ use super::{RunJobs, WorkerThread};
 use crate::job::{Job, JobRef};
 use crate::latch::CoreLatch;
 use crate::pool::region::Region;
+use crate::sleep::ROUNDS_UNTIL_RESCUE;
 use crate::sync::checked::yield_now;
 use crate::sync::unchecked::Arc;
 use crate::unwind;
@@ -109,8 +110,9 @@ impl Drop for Leave<'_> {
         );
         let previous = self.previous.take();
         let leaves_every_region = previous.is_none();
+        worker.pending.set_region(previous.clone());
         drop(worker.region.replace(previous));
-        if leaves_every_region {
+        if leaves_every_region && worker.isolate_waits {
             WorkerThread::fix_current_join_stack();
         }
     }
@@ -134,10 +136,15 @@ impl WorkerThread {
     }
 
     /// Makes `region` this worker's region until the returned guard drops. Private halves
-    /// are promoted first, under the region they were pushed in.
+    /// are promoted first, under the region they were pushed in: every private half is of
+    /// the current region (`PendingHalves::set_region`).
     fn enter(&self, region: Arc<Region>) -> Leave<'_> {
         self.promote_all();
-        WorkerThread::clear_join_stack();
+        if self.isolate_waits {
+            // Each half of a `join` is isolated on its own (`join_in_region`): no fast path.
+            WorkerThread::clear_join_stack();
+        }
+        self.pending.set_region(Some(region.clone()));
         let previous = self.region.replace(Some(region));
         Leave {
             worker: self,
@@ -179,7 +186,7 @@ impl WorkerThread {
     }
 
     /// Runs `job`, a job of `region`, inside it.
-    fn run_in_region(&self, region: &Arc<Region>, job: JobRef) {
+    pub(super) fn run_in_region(&self, region: &Arc<Region>, job: JobRef) {
         let _leave = self.enter_unless_in(region);
         self.run_jobs().execute(job);
     }
@@ -193,13 +200,17 @@ impl WorkerThread {
         self.registry.sleep.new_jobs(1, queue_was_empty);
     }
 
-    /// Waits inside `region` until `latch` is set, running only the region's jobs; parks
-    /// when there are none (`Sleep::park_isolated`).
-    // The round limit is 0 under loom: the comparison is then constant, which is the point.
+    /// Waits inside `region` until `latch` is set, running only the region's jobs: those
+    /// on its queue (and its nested regions' queues), and the private halves of workers in
+    /// it, which it rescues after a few empty rounds, as the wait loop does. Parks when
+    /// there are none (`Sleep::park_isolated`).
+    // The round limits are 0 under loom: the comparisons are then constant, which is the point.
     #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     pub(super) fn wait_isolated(&self, region: &Arc<Region>, latch: &CoreLatch) {
         // As in `wait_loop`: a panic out of here would pop a frame others still use.
         let abort_guard = unwind::AbortIfPanic;
+        // A waiting worker hides nothing: its private halves go to the region's queue.
+        self.promote_all();
         let run = self.run_jobs();
         let index = self.index();
         let mut rounds = 0;
@@ -215,6 +226,11 @@ impl WorkerThread {
                 continue;
             }
             run.settle();
+            if rounds >= ROUNDS_UNTIL_RESCUE && self.rescue_in_region(region) {
+                run.settle_for(latch);
+                rounds = 0;
+                continue;
+            }
             if rounds < ROUNDS_UNTIL_PARK {
                 rounds += 1;
                 yield_now();
@@ -225,7 +241,9 @@ impl WorkerThread {
                 latch,
                 self,
                 || region.register_parked(index),
+                || self.region_has_private_halves(region),
                 || region.unregister_parked(index),
+                || self.has_pending_jobs(),
             );
             rounds = 0;
         }
@@ -236,6 +254,8 @@ impl WorkerThread {
     /// Runs one job of `region` if one is queued for this worker (`yield_now` and
     /// `yield_local` inside a region); returns whether it ran one.
     pub(super) fn yield_in_region(&self, region: &Arc<Region>) -> bool {
+        // As outside a region: private halves first, where an eager `join` had them.
+        self.promote_all();
         match region.take_for_waiter(self.index()) {
             Some((of, job)) => {
                 self.run_in_region(&of, job);
@@ -243,6 +263,26 @@ impl WorkerThread {
             }
             None => false,
         }
+    }
+
+    /// For a `join` whose half left the private stack while this worker is in a region
+    /// (promoted to the region's queue, or rescued): takes it back from the queue by its
+    /// identity `id` (`Some(true)`, the stub it left is dropped if on top of the deque), or
+    /// waits for `latch` with the isolated wait (`Some(false)`): never by popping the
+    /// deque, where below the region's stubs lie jobs from before the region. `None`
+    /// outside every region.
+    pub(crate) fn take_back_in_region(
+        &self,
+        id: (*const (), usize),
+        latch: &CoreLatch,
+    ) -> Option<bool> {
+        let region = self.region()?;
+        if region.take_back(id).is_some() {
+            self.drop_own_stub(&region);
+            return Some(true);
+        }
+        self.wait_isolated(&region, latch);
+        Some(false)
     }
 
     /// After a `join` of `region` took its half back from the region's queue: takes the

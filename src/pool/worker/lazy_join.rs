@@ -6,11 +6,13 @@
 //! and nothing in between, as on rayon-core (`docs/guarantees.md`, "Where a worker runs
 //! other jobs").
 
+use super::isolate::stub;
 use super::WorkerThread;
 use crate::job::JobRef;
 use crate::pool::pending::PendingHalves;
+use crate::pool::region::Region;
 use crate::sync::barrier::FixedLight;
-use crate::sync::unchecked::Cell;
+use crate::sync::unchecked::{Arc, Cell};
 use crate::timeline_hooks::JobSource;
 use std::ptr::NonNull;
 
@@ -85,8 +87,9 @@ impl WorkerThread {
             return;
         };
         WorkerThread::with_current(|worker| {
-            // Inside a region every `join` takes the checked path (`isolate.rs`).
-            if let Some(worker) = worker.filter(|worker| !worker.in_region()) {
+            // In a pool that isolates every job, a `join` inside a region takes the
+            // checked path, to `join_in_region` (`isolate.rs`).
+            if let Some(worker) = worker.filter(|w| !(w.isolate_waits && w.in_region())) {
                 let stack = NonNull::from(&**worker.pending);
                 JOIN_STACK.with(|slot| slot.set(Some(RawJoinStack { stack, light })));
             }
@@ -104,10 +107,15 @@ impl WorkerThread {
         JOIN_STACK.with(|slot| slot.set(None));
     }
 
-    /// Whether the own deque is empty (the owner's view: two loads).
+    /// Whether nothing this worker offered still waits for a thief: its deque is empty
+    /// (the owner's view: two loads); inside a region, the region's queue (its stubs on
+    /// the deque may be spent: a waiter of the region took their jobs).
     #[inline(always)]
-    pub(crate) fn deque_is_empty(&self) -> bool {
-        self.worker.is_empty()
+    pub(crate) fn nothing_offered(&self) -> bool {
+        match self.region() {
+            None => self.worker.is_empty(),
+            Some(region) => region.has_no_jobs(),
+        }
     }
 
     /// [`promote_oldest`](Self::promote_oldest) out of line, for the `join` frame (a
@@ -118,10 +126,27 @@ impl WorkerThread {
         self.promote_oldest()
     }
 
-    /// Moves the oldest private half to the deque, where thieves can take it. Returns
-    /// whether there was one.
+    /// Moves the oldest private half to the deque, where thieves can take it; inside an
+    /// isolation region, to the region's queue with a stub on the deque (`isolate.rs`).
+    /// Returns whether there was one.
     fn promote_oldest(&self) -> bool {
-        let promoted = self.pending.promote_oldest(|job| self.worker.push(job));
+        let promoted = match self.region() {
+            None => self.pending.promote_oldest(|job| self.worker.push(job)),
+            Some(region) => {
+                // Handed out after the stack's lock is released: the push wakes the
+                // region's parked waiters, whose last look may take that lock while
+                // holding their parking spot's (`Sleep::park_isolated`). Meanwhile the
+                // half is on no queue, and no rescuer of this stack may order itself
+                // against the deque: inside a region a rescue does not (`rescue`).
+                let mut half = None;
+                self.pending.promote_oldest(|job| half = Some(job));
+                half.map(|job| {
+                    region.push(job);
+                    self.worker.push(stub(&region));
+                })
+                .is_some()
+            }
+        };
         if promoted {
             // A pool that shares `join` halves pays the light barrier twice per `join`:
             // make sure the membarrier registration that turns it into a compiler fence
@@ -148,15 +173,61 @@ impl WorkerThread {
     /// half it runs has not called into the pool for a while (a long leaf, or one that
     /// blocks until the second half runs), so it cannot promote (`docs/join.md`,
     /// "Rescue"). Scans from a random victim.
+    ///
+    /// A victim inside an isolation region may have stubs of its region on its deque that
+    /// a waiter emptied, and its `join`s there take a half back from the region's queue,
+    /// not from the deque: its deque need not be empty. Its half is handed out on its
+    /// region's queue, and the stub that runs it in the region is returned instead.
     pub(super) fn rescue(&self) -> Option<JobRef> {
         self.victims().find_map(|victim| {
             let stealer = self.registry.stealer(victim);
-            let job = self
+            let (job, region) = self
                 .registry
                 .pending_of(victim)
-                .rescue(|| stealer.is_empty())?;
+                .rescue_from(|region| region.is_some() || stealer.is_empty())?;
             self.note_source(JobSource::Rescue { victim });
-            Some(job)
+            Some(match region {
+                None => job,
+                Some(region) => {
+                    region.push(job);
+                    stub(&region)
+                }
+            })
         })
+    }
+
+    /// For a waiter of `region`: takes the oldest private half of another worker whose
+    /// current region is `region` or nested in it, and runs it in its region. Returns
+    /// whether it ran one.
+    pub(super) fn rescue_in_region(&self, region: &Arc<Region>) -> bool {
+        let found = self.victims().find_map(|victim| {
+            let (job, of) = self
+                .registry
+                .pending_of(victim)
+                .rescue_from(|of| of.is_some_and(|of| of.is_within(region)))?;
+            self.note_source(JobSource::Rescue { victim });
+            Some((job, of.expect("a half rescued for a region has its region")))
+        });
+        match found {
+            Some((job, of)) => {
+                self.counters.rescue();
+                self.run_in_region(&of, job);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether another worker whose current region is `region` or nested in it holds a
+    /// private half (racy, as `Registry::has_pending_jobs`): the isolated waiter's last
+    /// look before it parks.
+    pub(super) fn region_has_private_halves(&self, region: &Arc<Region>) -> bool {
+        (0..self.registry.num_threads())
+            .filter(|&i| i != self.index())
+            .any(|i| {
+                self.registry
+                    .pending_of(i)
+                    .has_private_in(|of| of.is_some_and(|of| of.is_within(region)))
+            })
     }
 }
