@@ -1,5 +1,4 @@
-//! The end of a `join`, once its second half came back ([`Reclaimed`]): the same for the
-//! lazy `join` (`mod.rs`) and the `join` of an isolation region (`region.rs`).
+//! The end of a `join`, once its second half came back ([`Reclaimed`]).
 
 use crate::job::StackJob;
 use crate::latch::JoinLatch;

@@ -8,8 +8,9 @@
 //! design, and the argument that no half is lost or run twice, are in `docs/join.md`.
 //!
 //! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface;
-//! the end of the `join` once `b` came back is `finish.rs`, and the `join` of an
-//! isolation region, which hands `b` out at once, `region.rs`.
+//! the end of the `join` once `b` came back is `finish.rs`. Inside an isolation region
+//! the same `join` runs: a half that leaves the stack goes to a region's queue, and is
+//! taken back from there (`pool::worker::isolate`, `docs/isolation.md`).
 
 use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{CoreLatch, JoinLatch};
@@ -21,12 +22,10 @@ use crate::unwind;
 use crate::FnContext;
 
 mod finish;
-mod region;
 #[cfg(test)]
 mod test;
 
 use finish::{finish_b, finish_b_and_resume, Reclaimed};
-use region::join_in_region;
 
 /// Runs `oper_a` and `oper_b`, potentially in parallel, and returns both results.
 ///
@@ -115,12 +114,9 @@ where
 {
     WorkerThread::with_join_stack(|stack| match stack {
         Some(stack) => join_on(&stack, false, oper_a, oper_b),
-        None => join_checked(|worker_thread, injected| match worker_thread.region() {
-            Some(region) if worker_thread.isolate_waits() => {
-                join_in_region(worker_thread, &region, injected, oper_a, oper_b)
-            }
-            _ => join_on(worker_thread, injected, oper_a, oper_b),
-        }),
+        None => {
+            join_checked(|worker_thread, injected| join_on(worker_thread, injected, oper_a, oper_b))
+        }
     })
 }
 
@@ -183,12 +179,17 @@ pub(crate) trait JoinWorker: Waiter {
     fn count_local_pop(&self);
     /// [`WorkerThread::wait_until`]: runs other jobs, or parks, until `latch` is set.
     fn wait_until(&self, latch: &CoreLatch);
-    /// Inside an isolation region, takes back a half that left the private stack: from
-    /// the region's queue by its identity `id` (`Some(true)`: run it inline), else waits
-    /// for `latch` in the region (`Some(false)`). `None` outside every region: the
-    /// caller pops the deque instead.
-    fn take_back_in_region(&self, id: (*const (), usize), latch: &CoreLatch) -> Option<bool> {
-        let _ = (id, latch);
+    /// Inside an isolation region, takes back the half at `pos` that left the private
+    /// stack: from its region's queue by its identity `id` (`Some(true)`: run it inline),
+    /// else waits for `latch` in that region (`Some(false)`). `None` outside every region:
+    /// the caller pops the deque instead.
+    fn take_back_in_region(
+        &self,
+        pos: usize,
+        id: (*const (), usize),
+        latch: &CoreLatch,
+    ) -> Option<bool> {
+        let _ = (pos, id, latch);
         None
     }
 }
@@ -252,8 +253,13 @@ impl JoinWorker for WorkerThread {
         WorkerThread::wait_until(self, latch)
     }
     #[inline(always)]
-    fn take_back_in_region(&self, id: (*const (), usize), latch: &CoreLatch) -> Option<bool> {
-        WorkerThread::take_back_in_region(self, id, latch)
+    fn take_back_in_region(
+        &self,
+        pos: usize,
+        id: (*const (), usize),
+        latch: &CoreLatch,
+    ) -> Option<bool> {
+        WorkerThread::take_back_in_region(self, pos, id, latch)
     }
 }
 
@@ -356,7 +362,7 @@ impl SecondHalf {
                 // SAFETY: taken: the half left the private stack, which wrote its latch
                 // under the stack's lock before our pop took that lock.
                 let latch = unsafe { job_b.latch.core_latch() };
-                frame.with_worker(|worker| reclaim_taken(worker, job_b.id(), latch))
+                frame.with_worker(|worker| reclaim_taken(worker, self.pos, job_b.id(), latch))
             }
         }
     }
@@ -384,16 +390,17 @@ fn promote_for_idle(stack: &PendingHalves, worker: &impl JoinWorker) {
     }
 }
 
-/// `SecondHalf::reclaim` for a half that left the private stack: `id` is the half's
-/// identity on the deque, `latch` its latch.
+/// `SecondHalf::reclaim` for a half that left the private stack at `pos`: `id` is the
+/// half's identity on the deque, `latch` its latch.
 #[cold]
 #[inline(never)]
 fn reclaim_taken(
     worker_thread: &impl JoinWorker,
+    pos: usize,
     id: (*const (), usize),
     latch: &CoreLatch,
 ) -> Reclaimed {
-    match worker_thread.take_back_in_region(id, latch) {
+    match worker_thread.take_back_in_region(pos, id, latch) {
         Some(true) => return Reclaimed::NotStolen,
         Some(false) => return Reclaimed::Finished,
         None => {}

@@ -55,6 +55,29 @@ pub(crate) enum Popped {
     Taken,
 }
 
+/// The owner's isolation regions (`docs/isolation.md`), under the stack's lock.
+#[derive(Default)]
+pub(crate) struct Regions {
+    /// The owner's current region. Every private half was pushed in it: the owner enters
+    /// and leaves regions only while no half is private, and a half that leaves the stack
+    /// in a pool that isolates every job changes it only together with `split`.
+    pub(crate) current: Option<Arc<Region>>,
+    /// In a pool that isolates every job: the `join`s whose half left the stack, oldest
+    /// first (`pool::worker::isolate`, `place_half`).
+    pub(crate) split: Vec<Split>,
+}
+
+/// A `join` whose second half left the private stack in a pool that isolates every job:
+/// the half runs in a region of its own, and the rest of the first half in another.
+pub(crate) struct Split {
+    /// The half's position.
+    pub(crate) pos: usize,
+    /// The half's region.
+    pub(crate) half: Arc<Region>,
+    /// The region around the `join`, the owner's again once the `join` is over.
+    pub(crate) around: Arc<Region>,
+}
+
 /// A half's one word ([`JoinHalf::word`]).
 struct Slot {
     /// The word of the half last pushed at a position that maps to this slot.
@@ -89,10 +112,9 @@ pub(crate) struct PendingHalves {
     owner: LatchOwner,
     /// Serialises rescuers against each other and against the owner's promotions and
     /// slow pops. The owner's push and fast pop never take it. It holds the owner's
-    /// current isolation region (`docs/isolation.md`), which the owner changes only while
-    /// no half is private: every private half was pushed in that region, so a rescuer
-    /// that reads it under the lock knows where the half it takes must run.
-    lock: Mutex<Option<Arc<Region>>>,
+    /// isolation regions ([`Regions`]), so that a rescuer knows where the half it takes
+    /// must run.
+    lock: Mutex<Regions>,
     /// The halves: position `pos` lives in slot `pos % CAPACITY`.
     slots: [Slot; CAPACITY],
 }
@@ -108,7 +130,7 @@ impl PendingHalves {
             bottom: AtomicUsize::new(0),
             can_share,
             polls_to_skip: AtomicU32::new(0),
-            lock: Mutex::new(None),
+            lock: Mutex::new(Regions::default()),
             slots: std::array::from_fn(|_| Slot {
                 half: AtomicUsize::new(0),
             }),
@@ -286,22 +308,50 @@ impl PendingHalves {
     /// the lock, so that a rescuer, which checks the owner's deque under the same lock,
     /// never takes a half while an older promoted one sits on the deque. Returns whether
     /// a half was promoted.
+    #[cfg(any(test, loom))]
     pub(crate) fn promote_oldest(&self, push: impl FnOnce(JobRef)) -> bool {
-        let _lock = self.lock.lock();
+        self.promote_oldest_to(|job, _, _| push(job)).is_some()
+    }
+
+    /// Owner: [`promote_oldest`](Self::promote_oldest) whose `hand` also gets the half's
+    /// position and the owner's regions, under the lock; returns what `hand` returned, if
+    /// there was a half.
+    pub(crate) fn promote_oldest_to<T>(
+        &self,
+        hand: impl FnOnce(JobRef, usize, &mut Regions) -> T,
+    ) -> Option<T> {
+        let mut regions = self.lock.lock();
         let bottom = self.bottom.load(Ordering::Relaxed);
         if bottom == self.top.load(Ordering::Relaxed) {
-            return false;
+            return None;
         }
         let job = self.take(bottom);
         self.bottom.store(bottom + 1, Ordering::Relaxed);
-        push(job);
-        true
+        Some(hand(job, bottom, &mut regions))
     }
 
-    /// Owner, with no half private: `region` is its current isolation region from now on.
-    pub(crate) fn set_region(&self, region: Option<Arc<Region>>) {
+    /// Owner, with no half private: `region` is its current isolation region from now on;
+    /// returns the one before.
+    pub(crate) fn replace_region(&self, region: Option<Arc<Region>>) -> Option<Arc<Region>> {
         debug_assert!(!self.has_private(), "a region change with a private half");
-        *self.lock.lock() = region;
+        std::mem::replace(&mut self.lock.lock().current, region)
+    }
+
+    /// Runs `f` on the owner's regions, under the lock.
+    pub(crate) fn with_regions<T>(&self, f: impl FnOnce(&mut Regions) -> T) -> T {
+        f(&mut self.lock.lock())
+    }
+
+    /// Owner: the `join` whose half was at `pos` found it taken: if that `join` was split
+    /// ([`Split`]), forgets it and makes the region around it current again.
+    pub(crate) fn unsplit(&self, pos: usize) -> Option<Split> {
+        let mut regions = self.lock.lock();
+        if !matches!(regions.split.last(), Some(split) if split.pos == pos) {
+            return None;
+        }
+        let split = regions.split.pop()?;
+        regions.current = Some(split.around.clone());
+        Some(split)
     }
 
     /// Another worker: takes the oldest private half if there is one and
@@ -309,23 +359,24 @@ impl PendingHalves {
     /// half; the owner's `join` waits for its latch.
     #[cfg(any(test, loom))]
     pub(crate) fn rescue(&self, owner_deque_is_empty: impl FnOnce() -> bool) -> Option<JobRef> {
-        self.rescue_from(|_| owner_deque_is_empty())
+        self.rescue_from(|_| owner_deque_is_empty(), |_, _| None)
             .map(|(job, _)| job)
     }
 
     /// Another worker: takes the oldest private half if there is one and `may_take`,
-    /// called under the lock with the owner's current region, allows it. Returns the half
-    /// with that region, where it must run. The caller runs the half; the owner's `join`
-    /// waits for its latch.
+    /// called under the lock with the owner's regions, allows it. `place` (also under the
+    /// lock, once the half is claimed) says in which region it runs. Returns the half with
+    /// that region. The caller runs the half; the owner's `join` waits for its latch.
     pub(crate) fn rescue_from(
         &self,
-        may_take: impl FnOnce(Option<&Arc<Region>>) -> bool,
+        may_take: impl FnOnce(&Regions) -> bool,
+        place: impl FnOnce(usize, &mut Regions) -> Option<Arc<Region>>,
     ) -> Option<(JobRef, Option<Arc<Region>>)> {
         if !self.has_private() {
             return None;
         }
-        let region = self.lock.lock();
-        if !may_take(region.as_ref()) {
+        let mut regions = self.lock.lock();
+        if !may_take(&regions) {
             return None;
         }
         let bottom = self.bottom.load(Ordering::Relaxed);
@@ -340,17 +391,18 @@ impl PendingHalves {
             std::thread::sleep(barrier::RECHECK_AFTER);
         }
         if bottom < self.top.load(Ordering::Acquire) {
-            Some((self.take(bottom), region.clone()))
+            let job = self.take(bottom);
+            Some((job, place(bottom, &mut regions)))
         } else {
             self.bottom.store(bottom, Ordering::Relaxed);
             None
         }
     }
 
-    /// Whether a half is private and the owner's current region satisfies `pred` (racy
-    /// as [`has_private`](Self::has_private); the region is read under the lock).
-    pub(crate) fn has_private_in(&self, pred: impl FnOnce(Option<&Arc<Region>>) -> bool) -> bool {
-        self.has_private() && pred(self.lock.lock().as_ref())
+    /// Whether a half is private and the owner's regions satisfy `pred` (racy as
+    /// [`has_private`](Self::has_private); the regions are read under the lock).
+    pub(crate) fn has_private_in(&self, pred: impl FnOnce(&Regions) -> bool) -> bool {
+        self.has_private() && pred(&self.lock.lock())
     }
 
     /// Hands out the half at `pos`: reads its slot and writes its latch. Under the lock,

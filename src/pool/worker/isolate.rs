@@ -1,20 +1,26 @@
 //! The worker's side of isolation (`docs/isolation.md`): its current region, how it
 //! hands jobs out inside one (the region's queue and a stub on the deque), and the
-//! isolated wait, which runs only the region's jobs. The `join` of a region is
-//! `join/region.rs`.
+//! isolated wait, which runs only the region's jobs.
 //!
-//! The invariant everything here keeps: **a worker inside a region has no private `join`
-//! half.** Entering a region promotes every private half first (under the region it was
-//! pushed in), and a `join` inside a region hands its second half out at once instead of
-//! keeping it private (the thread's fast-path `JoinStack` is cleared while in a region,
-//! so every such `join` takes the checked path, to `join/region.rs`). So no half of a
-//! region is ever rescued from a private stack, where a rescuer could not tell its region.
+//! The invariant everything here keeps: **every private `join` half of a worker is of
+//! its current region**, which the private stack's lock holds
+//! (`PendingHalves::with_regions`), so that whoever takes a half knows where it must run.
+//! The worker enters and leaves regions only with no private half (entering promotes
+//! them first, under the region they were pushed in). In a pool that isolates every job
+//! (`ThreadPoolBuilder::isolate_waits`), a half that leaves the stack splits its `join`
+//! ([`place_half`]): the half runs in a new region nested in the current one, and the rest
+//! of the first half in another, the worker's current region until that `join` makes the
+//! region around it current again. A part of a `join` that stays on its worker runs in
+//! the region around it, as a plain call would; every read of the current region for a
+//! hand-out or a wait promotes the private halves first ([`WorkerThread::region`]), so
+//! what it reads is the region the `join`s that have split put it in.
 
 use super::{RunJobs, WorkerThread};
 use crate::job::{Job, JobRef};
 use crate::latch::CoreLatch;
+use crate::pool::pending::{Regions, Split};
 use crate::pool::region::Region;
-use crate::sleep::ROUNDS_UNTIL_RESCUE;
+use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
 use crate::sync::checked::yield_now;
 use crate::sync::unchecked::Arc;
 use crate::unwind;
@@ -109,18 +115,46 @@ impl Drop for Leave<'_> {
             "a private half inside a region"
         );
         let previous = self.previous.take();
-        let leaves_every_region = previous.is_none();
-        worker.pending.set_region(previous.clone());
+        let _entered = worker.pending.replace_region(previous.clone());
         drop(worker.region.replace(previous));
-        if leaves_every_region && worker.isolate_waits {
-            WorkerThread::fix_current_join_stack();
-        }
     }
 }
 
+/// Where a half that leaves a private stack whose regions are `regions` runs (under the
+/// stack's lock, once the half at `pos` is claimed): outside every region, nowhere in
+/// particular (`None`: the deque); in a pool that isolates every job (`isolate_waits`),
+/// a new region nested in the current one, and the owner's current region becomes
+/// another one, the rest of the first half, until the `join` takes it back or waits for
+/// it (`take_back_in_region`); else the current region.
+pub(crate) fn place_half(
+    sleep: &Arc<Sleep>,
+    isolate_waits: bool,
+    pos: usize,
+    regions: &mut Regions,
+) -> Option<Arc<Region>> {
+    let current = regions.current.clone()?;
+    if !isolate_waits {
+        return Some(current);
+    }
+    let half = Region::new(sleep.clone(), Some(current.clone()));
+    regions.current = Some(Region::new(sleep.clone(), Some(current.clone())));
+    regions.split.push(Split {
+        pos,
+        half: half.clone(),
+        around: current,
+    });
+    Some(half)
+}
+
 impl WorkerThread {
-    /// The region this worker is in, if any.
+    /// The region this worker is in, if any. In a pool that isolates every job, the
+    /// private halves are promoted first, so that the `join`s they belong to are split and
+    /// the region read is the one a hand-out or a wait of the caller belongs in.
     pub(crate) fn region(&self) -> Option<Arc<Region>> {
+        if self.isolate_waits {
+            self.promote_all();
+            return self.pending.with_regions(|regions| regions.current.clone());
+        }
         let region = self.region.take();
         self.region.set(region.clone());
         region
@@ -129,6 +163,11 @@ impl WorkerThread {
     /// Whether this worker is inside a region.
     #[inline]
     pub(crate) fn in_region(&self) -> bool {
+        if self.isolate_waits {
+            return self
+                .pending
+                .with_regions(|regions| regions.current.is_some());
+        }
         let region = self.region.take();
         let inside = region.is_some();
         self.region.set(region);
@@ -137,15 +176,11 @@ impl WorkerThread {
 
     /// Makes `region` this worker's region until the returned guard drops. Private halves
     /// are promoted first, under the region they were pushed in: every private half is of
-    /// the current region (`PendingHalves::set_region`).
+    /// the current region.
     fn enter(&self, region: Arc<Region>) -> Leave<'_> {
         self.promote_all();
-        if self.isolate_waits {
-            // Each half of a `join` is isolated on its own (`join_in_region`): no fast path.
-            WorkerThread::clear_join_stack();
-        }
-        self.pending.set_region(Some(region.clone()));
-        let previous = self.region.replace(Some(region));
+        let previous = self.pending.replace_region(Some(region.clone()));
+        drop(self.region.replace(Some(region)));
         Leave {
             worker: self,
             previous,
@@ -163,17 +198,8 @@ impl WorkerThread {
     /// Makes `region` this worker's region until the returned guard drops, as
     /// [`enter`](Self::enter) does, unless it already is (then `None`: nothing to undo).
     pub(crate) fn enter_unless_in(&self, region: &Arc<Region>) -> Option<Leave<'_>> {
-        let current = self.region.take();
-        let inside = matches!(&current, Some(r) if Arc::ptr_eq(r, region));
-        self.region.set(current);
+        let inside = matches!(&self.region(), Some(r) if Arc::ptr_eq(r, region));
         (!inside).then(|| self.enter(region.clone()))
-    }
-
-    /// Whether every job of this worker's pool runs in a region of its own
-    /// (`ThreadPoolBuilder::isolate_waits`).
-    #[inline]
-    pub(crate) fn isolate_waits(&self) -> bool {
-        self.isolate_waits
     }
 
     /// Runs `job`, taken from a queue, in a new region nested in the current one, as if
@@ -265,22 +291,37 @@ impl WorkerThread {
         }
     }
 
-    /// For a `join` whose half left the private stack while this worker is in a region
-    /// (promoted to the region's queue, or rescued): takes it back from the queue by its
-    /// identity `id` (`Some(true)`, the stub it left is dropped if on top of the deque), or
-    /// waits for `latch` with the isolated wait (`Some(false)`): never by popping the
-    /// deque, where below the region's stubs lie jobs from before the region. `None`
-    /// outside every region.
+    /// For a `join` whose half, at `pos` on the private stack, left it while this worker
+    /// is in a region (promoted to a region's queue, or rescued): takes it back from that
+    /// queue by its identity `id` (`Some(true)`: the caller runs it inline; the stub it
+    /// left is dropped if on top of the deque), or waits for `latch` with the isolated
+    /// wait in the half's region (`Some(false)`): never by popping the deque, where below
+    /// the region's stubs lie jobs from before the region. `None` outside every region.
+    ///
+    /// In a pool that isolates every job the `join` was split ([`place_half`]): the region
+    /// around it is the worker's again, and a half taken back runs there, as one that
+    /// never left the stack does.
     pub(crate) fn take_back_in_region(
         &self,
+        pos: usize,
         id: (*const (), usize),
         latch: &CoreLatch,
     ) -> Option<bool> {
-        let region = self.region()?;
+        let region = if self.isolate_waits {
+            let split = self.pending.unsplit(pos);
+            debug_assert!(
+                split.is_some() || !self.in_region(),
+                "a half that left the stack in a region without its split"
+            );
+            split?.half
+        } else {
+            self.region()?
+        };
         if region.take_back(id).is_some() {
             self.drop_own_stub(&region);
             return Some(true);
         }
+        let _in_half = self.enter_unless_in(&region);
         self.wait_isolated(&region, latch);
         Some(false)
     }

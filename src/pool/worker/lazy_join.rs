@@ -6,10 +6,10 @@
 //! and nothing in between, as on rayon-core (`docs/guarantees.md`, "Where a worker runs
 //! other jobs").
 
-use super::isolate::stub;
+use super::isolate::{place_half, stub};
 use super::WorkerThread;
 use crate::job::JobRef;
-use crate::pool::pending::PendingHalves;
+use crate::pool::pending::{PendingHalves, Regions};
 use crate::pool::region::Region;
 use crate::sync::barrier::FixedLight;
 use crate::sync::unchecked::{Arc, Cell};
@@ -87,9 +87,7 @@ impl WorkerThread {
             return;
         };
         WorkerThread::with_current(|worker| {
-            // In a pool that isolates every job, a `join` inside a region takes the
-            // checked path, to `join_in_region` (`isolate.rs`).
-            if let Some(worker) = worker.filter(|w| !(w.isolate_waits && w.in_region())) {
+            if let Some(worker) = worker {
                 let stack = NonNull::from(&**worker.pending);
                 JOIN_STACK.with(|slot| slot.set(Some(RawJoinStack { stack, light })));
             }
@@ -108,14 +106,31 @@ impl WorkerThread {
     }
 
     /// Whether nothing this worker offered still waits for a thief: its deque is empty
-    /// (the owner's view: two loads); inside a region, the region's queue (its stubs on
-    /// the deque may be spent: a waiter of the region took their jobs).
+    /// (the owner's view: two loads); inside a region, the queue of the region its last
+    /// half went to (its stubs on the deque may be spent: a waiter of the region took
+    /// their jobs).
     #[inline(always)]
     pub(crate) fn nothing_offered(&self) -> bool {
+        if self.isolate_waits {
+            return self.nothing_offered_split();
+        }
         match self.region() {
             None => self.worker.is_empty(),
             Some(region) => region.has_no_jobs(),
         }
+    }
+
+    /// [`nothing_offered`](Self::nothing_offered) in a pool that isolates every job: the
+    /// last half offered went to a region of its own ([`place_half`]).
+    #[cold]
+    #[inline(never)]
+    fn nothing_offered_split(&self) -> bool {
+        self.pending
+            .with_regions(|regions| match (regions.split.last(), &regions.current) {
+                (Some(split), _) => split.half.has_no_jobs(),
+                (None, Some(region)) => region.has_no_jobs(),
+                (None, None) => self.worker.is_empty(),
+            })
     }
 
     /// [`promote_oldest`](Self::promote_oldest) out of line, for the `join` frame (a
@@ -127,24 +142,31 @@ impl WorkerThread {
     }
 
     /// Moves the oldest private half to the deque, where thieves can take it; inside an
-    /// isolation region, to the region's queue with a stub on the deque (`isolate.rs`).
-    /// Returns whether there was one.
+    /// isolation region, to the queue of its region ([`place_half`]) with a stub on the
+    /// deque (`isolate.rs`). Returns whether there was one.
     fn promote_oldest(&self) -> bool {
-        let promoted = match self.region() {
-            None => self.pending.promote_oldest(|job| self.worker.push(job)),
-            Some(region) => {
+        let sleep = self.sleep();
+        let placed = self.pending.promote_oldest_to(|job, pos, regions| {
+            match place_half(sleep, self.isolate_waits, pos, regions) {
+                None => {
+                    self.worker.push(job);
+                    None
+                }
+                Some(region) => Some((job, region)),
+            }
+        });
+        let promoted = match placed {
+            None => false,
+            Some(None) => true,
+            Some(Some((job, region))) => {
                 // Handed out after the stack's lock is released: the push wakes the
                 // region's parked waiters, whose last look may take that lock while
                 // holding their parking spot's (`Sleep::park_isolated`). Meanwhile the
                 // half is on no queue, and no rescuer of this stack may order itself
                 // against the deque: inside a region a rescue does not (`rescue`).
-                let mut half = None;
-                self.pending.promote_oldest(|job| half = Some(job));
-                half.map(|job| {
-                    region.push(job);
-                    self.worker.push(stub(&region));
-                })
-                .is_some()
+                region.push(job);
+                self.worker.push(stub(&region));
+                true
             }
         };
         if promoted {
@@ -181,10 +203,10 @@ impl WorkerThread {
     pub(super) fn rescue(&self) -> Option<JobRef> {
         self.victims().find_map(|victim| {
             let stealer = self.registry.stealer(victim);
-            let (job, region) = self
-                .registry
-                .pending_of(victim)
-                .rescue_from(|region| region.is_some() || stealer.is_empty())?;
+            let (job, region) = self.registry.pending_of(victim).rescue_from(
+                |regions| regions.current.is_some() || stealer.is_empty(),
+                |pos, regions| place_half(self.sleep(), self.isolate_waits, pos, regions),
+            )?;
             self.note_source(JobSource::Rescue { victim });
             Some(match region {
                 None => job,
@@ -201,10 +223,10 @@ impl WorkerThread {
     /// whether it ran one.
     pub(super) fn rescue_in_region(&self, region: &Arc<Region>) -> bool {
         let found = self.victims().find_map(|victim| {
-            let (job, of) = self
-                .registry
-                .pending_of(victim)
-                .rescue_from(|of| of.is_some_and(|of| of.is_within(region)))?;
+            let (job, of) = self.registry.pending_of(victim).rescue_from(
+                |regions| is_within(regions, region),
+                |pos, regions| place_half(self.sleep(), self.isolate_waits, pos, regions),
+            )?;
             self.note_source(JobSource::Rescue { victim });
             Some((job, of.expect("a half rescued for a region has its region")))
         });
@@ -227,7 +249,16 @@ impl WorkerThread {
             .any(|i| {
                 self.registry
                     .pending_of(i)
-                    .has_private_in(|of| of.is_some_and(|of| of.is_within(region)))
+                    .has_private_in(|regions| is_within(regions, region))
             })
     }
+}
+
+/// Whether the current region of a private stack's owner (`regions`) is `region` or nested
+/// in it: the private halves are then the region's.
+fn is_within(regions: &Regions, region: &Region) -> bool {
+    regions
+        .current
+        .as_ref()
+        .is_some_and(|of| of.is_within(region))
 }
