@@ -22,12 +22,12 @@ use crate::thread_pool::ThreadPool;
 /// `this_task_arena::isolate`. Called on a worker, `op` runs right there; from outside any
 /// pool, as [`ThreadPool::install`] on the global pool, which it may build.
 ///
-/// **What it costs.** Nothing outside a region. Inside one, every `join` hands its second
-/// half out through the region's queue (a lock and a stub on the deque) instead of the
-/// lazy `join`'s private stack: work split into `join`s of a few nanoseconds each runs
-/// tens to hundreds of times slower than outside, while work split into pieces of
-/// microseconds and more (a `par_iter` over large inputs, leaves of real work) keeps its
-/// speed and the pool's parallelism (`docs/performance.md`, "Isolation").
+/// **What it costs.** Nothing outside a region. Inside one, a `join` keeps its second half
+/// on its worker's private stack as outside; a half handed to an idle worker goes through
+/// the region's queue (a lock and a stub on the deque) instead of the deque, and a waiting
+/// worker of the region takes the private halves of the workers in it. Fine-grained
+/// `join`s and coarse pieces both keep their speed and the pool's parallelism
+/// (`docs/performance.md`, "Isolation").
 ///
 /// **What it can break.** A wait that completes only if the waiting worker runs an
 /// unrelated job: for example a job of the region that blocks on a channel fed by a job

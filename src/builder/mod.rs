@@ -313,7 +313,8 @@ impl<S> ThreadPoolBuilder<S> {
     /// Runs every job of the pool as if inside its own [`isolate`](fn@crate::isolate):
     /// every job a worker takes from a queue (an `install`, a `spawn`, a scope's job, a
     /// broadcast's job for each worker, a stolen `join` half, a call from another pool),
-    /// and each half of every `join`, also when it runs on the `join`'s own thread. A wait
+    /// and each half of every `join` whose second half another worker takes (a `join` that
+    /// stays on its thread is a plain call: the waits in it are the caller's). A wait
     /// inside such a job (for a `join` half another worker took, a scope, an `install`, a
     /// handle) then runs only jobs handed out inside it, so a lock held across parallel
     /// work, even in the leaf of a parallel loop, never meets another job that takes it on
@@ -322,10 +323,10 @@ impl<S> ThreadPoolBuilder<S> {
     /// rayon-core; the idea is oneTBB's `this_task_arena::isolate` applied to every task
     /// (`docs/isolation.md`, "Every job isolated").
     ///
-    /// What it costs and what it can break are `isolate`'s: a `join` hands its second half
-    /// out through a region instead of keeping it private, so `join`s of a few
-    /// nanoseconds cost a hundred times more, while pieces of microseconds and more keep
-    /// their speed and the pool's parallelism; and waits that complete only if the waiting
+    /// What it costs and what it can break are `isolate`'s: each job taken from a queue
+    /// makes a region (an allocation), and a `join` half that another worker takes two,
+    /// while a `join` that stays on its thread costs what it costs without isolation; and
+    /// waits that complete only if the waiting
     /// worker runs an unrelated job (a job that blocks on a channel fed by another
     /// top-level job, when every worker waits) complete only once a worker comes free. Code
     /// that the building thread runs as worker 0 of a
