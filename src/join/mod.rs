@@ -179,17 +179,12 @@ pub(crate) trait JoinWorker: Waiter {
     fn count_local_pop(&self);
     /// [`WorkerThread::wait_until`]: runs other jobs, or parks, until `latch` is set.
     fn wait_until(&self, latch: &CoreLatch);
-    /// Inside an isolation region, takes back the half at `pos` that left the private
-    /// stack: from its region's queue by its identity `id` (`Some(true)`: run it inline),
-    /// else waits for `latch` in that region (`Some(false)`). `None` outside every region:
-    /// the caller pops the deque instead.
-    fn take_back_in_region(
-        &self,
-        pos: usize,
-        id: (*const (), usize),
-        latch: &CoreLatch,
-    ) -> Option<bool> {
-        let _ = (pos, id, latch);
+    /// Inside an isolation region, takes back a half that left the private stack: from
+    /// its region's queue by its identity `id` (`Some(true)`: run it inline), else waits
+    /// for `latch` in that region (`Some(false)`). `None` outside every region: the
+    /// caller pops the deque instead.
+    fn take_back_in_region(&self, id: (*const (), usize), latch: &CoreLatch) -> Option<bool> {
+        let _ = (id, latch);
         None
     }
 }
@@ -253,13 +248,8 @@ impl JoinWorker for WorkerThread {
         WorkerThread::wait_until(self, latch)
     }
     #[inline(always)]
-    fn take_back_in_region(
-        &self,
-        pos: usize,
-        id: (*const (), usize),
-        latch: &CoreLatch,
-    ) -> Option<bool> {
-        WorkerThread::take_back_in_region(self, pos, id, latch)
+    fn take_back_in_region(&self, id: (*const (), usize), latch: &CoreLatch) -> Option<bool> {
+        WorkerThread::take_back_in_region(self, id, latch)
     }
 }
 
@@ -362,7 +352,7 @@ impl SecondHalf {
                 // SAFETY: taken: the half left the private stack, which wrote its latch
                 // under the stack's lock before our pop took that lock.
                 let latch = unsafe { job_b.latch.core_latch() };
-                frame.with_worker(|worker| reclaim_taken(worker, self.pos, job_b.id(), latch))
+                frame.with_worker(|worker| reclaim_taken(worker, job_b.id(), latch))
             }
         }
     }
@@ -390,17 +380,16 @@ fn promote_for_idle(stack: &PendingHalves, worker: &impl JoinWorker) {
     }
 }
 
-/// `SecondHalf::reclaim` for a half that left the private stack at `pos`: `id` is the
-/// half's identity on the deque, `latch` its latch.
+/// `SecondHalf::reclaim` for a half that left the private stack: `id` is the half's
+/// identity on the deque, `latch` its latch.
 #[cold]
 #[inline(never)]
 fn reclaim_taken(
     worker_thread: &impl JoinWorker,
-    pos: usize,
     id: (*const (), usize),
     latch: &CoreLatch,
 ) -> Reclaimed {
-    match worker_thread.take_back_in_region(pos, id, latch) {
+    match worker_thread.take_back_in_region(id, latch) {
         Some(true) => return Reclaimed::NotStolen,
         Some(false) => return Reclaimed::Finished,
         None => {}

@@ -70,8 +70,8 @@ pub(crate) struct Regions {
 /// A `join` whose second half left the private stack in a pool that isolates every job:
 /// the half runs in a region of its own, and the rest of the first half in another.
 pub(crate) struct Split {
-    /// The half's position.
-    pub(crate) pos: usize,
+    /// The half's identity ([`JobRef::id`], the address as an integer).
+    pub(crate) id: (usize, usize),
     /// The half's region.
     pub(crate) half: Arc<Region>,
     /// The region around the `join`, the owner's again once the `join` is over.
@@ -310,15 +310,14 @@ impl PendingHalves {
     /// a half was promoted.
     #[cfg(any(test, loom))]
     pub(crate) fn promote_oldest(&self, push: impl FnOnce(JobRef)) -> bool {
-        self.promote_oldest_to(|job, _, _| push(job)).is_some()
+        self.promote_oldest_to(|job, _| push(job)).is_some()
     }
 
-    /// Owner: [`promote_oldest`](Self::promote_oldest) whose `hand` also gets the half's
-    /// position and the owner's regions, under the lock; returns what `hand` returned, if
-    /// there was a half.
+    /// Owner: [`promote_oldest`](Self::promote_oldest) whose `hand` also gets the owner's
+    /// regions, under the lock; returns what `hand` returned, if there was a half.
     pub(crate) fn promote_oldest_to<T>(
         &self,
-        hand: impl FnOnce(JobRef, usize, &mut Regions) -> T,
+        hand: impl FnOnce(JobRef, &mut Regions) -> T,
     ) -> Option<T> {
         let mut regions = self.lock.lock();
         let bottom = self.bottom.load(Ordering::Relaxed);
@@ -327,7 +326,7 @@ impl PendingHalves {
         }
         let job = self.take(bottom);
         self.bottom.store(bottom + 1, Ordering::Relaxed);
-        Some(hand(job, bottom, &mut regions))
+        Some(hand(job, &mut regions))
     }
 
     /// Owner, with no half private: `region` is its current isolation region from now on;
@@ -342,11 +341,12 @@ impl PendingHalves {
         f(&mut self.lock.lock())
     }
 
-    /// Owner: the `join` whose half was at `pos` found it taken: if that `join` was split
+    /// Owner: the `join` whose half is `id` ([`JobRef::id`]) found it taken: if that `join` was split
     /// ([`Split`]), forgets it and makes the region around it current again.
-    pub(crate) fn unsplit(&self, pos: usize) -> Option<Split> {
+    pub(crate) fn unsplit(&self, id: (*const (), usize)) -> Option<Split> {
         let mut regions = self.lock.lock();
-        if !matches!(regions.split.last(), Some(split) if split.pos == pos) {
+        let id = (id.0 as usize, id.1);
+        if !matches!(regions.split.last(), Some(split) if split.id == id) {
             return None;
         }
         let split = regions.split.pop()?;
@@ -370,7 +370,7 @@ impl PendingHalves {
     pub(crate) fn rescue_from(
         &self,
         may_take: impl FnOnce(&Regions) -> bool,
-        place: impl FnOnce(usize, &mut Regions) -> Option<Arc<Region>>,
+        place: impl FnOnce(&JobRef, &mut Regions) -> Option<Arc<Region>>,
     ) -> Option<(JobRef, Option<Arc<Region>>)> {
         if !self.has_private() {
             return None;
@@ -392,7 +392,8 @@ impl PendingHalves {
         }
         if bottom < self.top.load(Ordering::Acquire) {
             let job = self.take(bottom);
-            Some((job, place(bottom, &mut regions)))
+            let region = place(&job, &mut regions);
+            Some((job, region))
         } else {
             self.bottom.store(bottom, Ordering::Relaxed);
             None

@@ -120,8 +120,8 @@ impl Drop for Leave<'_> {
     }
 }
 
-/// Where a half that leaves a private stack whose regions are `regions` runs (under the
-/// stack's lock, once the half at `pos` is claimed): outside every region, nowhere in
+/// Where a half `job` that leaves a private stack whose regions are `regions` runs (under
+/// the stack's lock, once the half is claimed): outside every region, nowhere in
 /// particular (`None`: the deque); in a pool that isolates every job (`isolate_waits`),
 /// a new region nested in the current one, and the owner's current region becomes
 /// another one, the rest of the first half, until the `join` takes it back or waits for
@@ -129,7 +129,7 @@ impl Drop for Leave<'_> {
 pub(crate) fn place_half(
     sleep: &Arc<Sleep>,
     isolate_waits: bool,
-    pos: usize,
+    job: &JobRef,
     regions: &mut Regions,
 ) -> Option<Arc<Region>> {
     let current = regions.current.clone()?;
@@ -138,8 +138,9 @@ pub(crate) fn place_half(
     }
     let half = Region::new(sleep.clone(), Some(current.clone()));
     regions.current = Some(Region::new(sleep.clone(), Some(current.clone())));
+    let id = job.id();
     regions.split.push(Split {
-        pos,
+        id: (id.0 as usize, id.1),
         half: half.clone(),
         around: current,
     });
@@ -291,8 +292,7 @@ impl WorkerThread {
         }
     }
 
-    /// For a `join` whose half, at `pos` on the private stack, left it while this worker
-    /// is in a region (promoted to a region's queue, or rescued): takes it back from that
+    /// For a `join` whose half left the private stack while this worker is in a region (promoted to a region's queue, or rescued): takes it back from that
     /// queue by its identity `id` (`Some(true)`: the caller runs it inline; the stub it
     /// left is dropped if on top of the deque), or waits for `latch` with the isolated
     /// wait in the half's region (`Some(false)`): never by popping the deque, where below
@@ -303,12 +303,11 @@ impl WorkerThread {
     /// never left the stack does.
     pub(crate) fn take_back_in_region(
         &self,
-        pos: usize,
         id: (*const (), usize),
         latch: &CoreLatch,
     ) -> Option<bool> {
         let region = if self.isolate_waits {
-            let split = self.pending.unsplit(pos);
+            let split = self.pending.unsplit(id);
             debug_assert!(
                 split.is_some() || !self.in_region(),
                 "a half that left the stack in a region without its split"

@@ -106,30 +106,28 @@ impl WorkerThread {
     }
 
     /// Whether nothing this worker offered still waits for a thief: its deque is empty
-    /// (the owner's view: two loads); inside a region, the queue of the region its last
-    /// half went to (its stubs on the deque may be spent: a waiter of the region took
-    /// their jobs).
+    /// (the owner's view: two loads, inlined into the `join` frame); else, inside a
+    /// region, whether the queue of the region its last half went to is empty (its stubs
+    /// on the deque may be spent: a waiter of the region took their jobs).
     #[inline(always)]
     pub(crate) fn nothing_offered(&self) -> bool {
-        if self.isolate_waits {
-            return self.nothing_offered_split();
-        }
-        match self.region() {
-            None => self.worker.is_empty(),
-            Some(region) => region.has_no_jobs(),
-        }
+        self.worker.is_empty() || self.nothing_offered_in_region()
     }
 
-    /// [`nothing_offered`](Self::nothing_offered) in a pool that isolates every job: the
-    /// last half offered went to a region of its own ([`place_half`]).
+    /// The rest of [`nothing_offered`](Self::nothing_offered), out of line: `false`
+    /// outside every region. In a pool that isolates every job the last half offered went
+    /// to a region of its own ([`place_half`]).
     #[cold]
     #[inline(never)]
-    fn nothing_offered_split(&self) -> bool {
+    fn nothing_offered_in_region(&self) -> bool {
+        if !self.isolate_waits {
+            return self.region().is_some_and(|region| region.has_no_jobs());
+        }
         self.pending
             .with_regions(|regions| match (regions.split.last(), &regions.current) {
                 (Some(split), _) => split.half.has_no_jobs(),
                 (None, Some(region)) => region.has_no_jobs(),
-                (None, None) => self.worker.is_empty(),
+                (None, None) => false,
             })
     }
 
@@ -146,8 +144,8 @@ impl WorkerThread {
     /// deque (`isolate.rs`). Returns whether there was one.
     fn promote_oldest(&self) -> bool {
         let sleep = self.sleep();
-        let placed = self.pending.promote_oldest_to(|job, pos, regions| {
-            match place_half(sleep, self.isolate_waits, pos, regions) {
+        let placed = self.pending.promote_oldest_to(|job, regions| {
+            match place_half(sleep, self.isolate_waits, &job, regions) {
                 None => {
                     self.worker.push(job);
                     None
@@ -205,7 +203,7 @@ impl WorkerThread {
             let stealer = self.registry.stealer(victim);
             let (job, region) = self.registry.pending_of(victim).rescue_from(
                 |regions| regions.current.is_some() || stealer.is_empty(),
-                |pos, regions| place_half(self.sleep(), self.isolate_waits, pos, regions),
+                |job, regions| place_half(self.sleep(), self.isolate_waits, job, regions),
             )?;
             self.note_source(JobSource::Rescue { victim });
             Some(match region {
@@ -225,7 +223,7 @@ impl WorkerThread {
         let found = self.victims().find_map(|victim| {
             let (job, of) = self.registry.pending_of(victim).rescue_from(
                 |regions| is_within(regions, region),
-                |pos, regions| place_half(self.sleep(), self.isolate_waits, pos, regions),
+                |job, regions| place_half(self.sleep(), self.isolate_waits, job, regions),
             )?;
             self.note_source(JobSource::Rescue { victim });
             Some((job, of.expect("a half rescued for a region has its region")))
