@@ -197,6 +197,42 @@ fn jobs_of_an_isolating_pool_still_hand_their_halves_to_free_workers() {
     });
 }
 
+/// A leaf that hands two jobs out and waits for them in the two halves of a `join`.
+fn handles_joined_in_halves(i: u64) -> u64 {
+    let h1 = stealpool::spawn_with_handle(move || i);
+    let h2 = stealpool::spawn_with_handle(move || 2 * i);
+    let (a, b) = stealpool::join(move || h1.join().unwrap(), move || h2.join().unwrap());
+    a + b
+}
+
+/// A `join` tree over `lo..hi` whose leaves are [`handles_joined_in_halves`].
+fn loop_of_handles(lo: u64, hi: u64) -> u64 {
+    if hi - lo == 1 {
+        return handles_joined_in_halves(lo);
+    }
+    let mid = (lo + hi) / 2;
+    let (a, b) = stealpool::join(|| loop_of_handles(lo, mid), || loop_of_handles(mid, hi));
+    a + b
+}
+
+/// A wait inside a `join` half runs what the code around the `join` handed out before it
+/// (here the job of the join handle the half waits for): a `join`'s halves are isolated
+/// from each other, not from the job they belong to. On one worker nobody else could run
+/// it: the wait for `h1` promotes `b`, which splits the `join`, and the handle's job is
+/// in the region around it.
+#[test]
+fn a_wait_inside_a_join_half_runs_the_jobs_handed_out_around_the_join() {
+    watchdog(SECS, || {
+        for threads in [1, 2, 3] {
+            let pool = Isolation::Builder.pool(threads);
+            for _ in 0..RUNS {
+                assert_eq!(pool.install(|| handles_joined_in_halves(5)), 15);
+                assert_eq!(pool.install(|| loop_of_handles(0, 8)), 3 * 28);
+            }
+        }
+    });
+}
+
 /// A one-worker isolating pool runs every kind of job from its waits alone: scope jobs
 /// (each in its own region, nested in the scope's), `spawn_fifo`, a join handle, a
 /// broadcast, an install into another pool.

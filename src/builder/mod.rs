@@ -326,9 +326,12 @@ impl<S> ThreadPoolBuilder<S> {
     /// What it costs and what it can break are `isolate`'s: each job taken from a queue
     /// makes a region (an allocation), and a `join` half that another worker takes two,
     /// while a `join` that stays on its thread costs what it costs without isolation; and
-    /// waits that complete only if the waiting
-    /// worker runs an unrelated job (a job that blocks on a channel fed by another
-    /// top-level job, when every worker waits) complete only once a worker comes free. Code
+    /// waits that complete only if the waiting worker runs an unrelated job (a job that
+    /// blocks on a channel fed by another top-level job, when every worker waits) complete
+    /// only once a worker comes free. Two jobs that [`broadcast`](fn@crate::broadcast) at
+    /// the same time wait for each other for ever: each worker waits in its own job's
+    /// broadcast, where the other's may not run; do not isolate every job of a pool whose
+    /// jobs broadcast. Code
     /// that the building thread runs as worker 0 of a
     /// [`use_current_thread`](Self::use_current_thread) pool is not a job: wrap it in
     /// `isolate` where it needs isolated waits.

@@ -32,6 +32,10 @@ pub(crate) struct Region {
     /// Whether a region this one is nested in belongs to another pool: its parked waiters
     /// are counted in that pool's sleep state, not in `sleep`.
     crosses_pools: bool,
+    /// Whether this is one of the two regions of a split `join` (`place_half`, in a pool
+    /// that isolates every job): its waits also take the jobs queued directly in the
+    /// region around it ([`find_nested`](Self::find_nested)).
+    half: bool,
     /// The queues, the parked waiters and the nested regions.
     state: Mutex<State>,
     /// How many jobs `state.jobs` holds, written under the mutex and read without it
@@ -55,6 +59,18 @@ struct State {
 impl Region {
     /// A new region of the pool whose sleep state is `sleep`, nested in `parent` if any.
     pub(crate) fn new(sleep: Arc<Sleep>, parent: Option<Arc<Region>>) -> Arc<Region> {
+        Region::nested(sleep, parent, false)
+    }
+
+    /// A new region for one half of a split `join` (`place_half`), nested in `parent`, the
+    /// region around the `join`, of the same pool.
+    pub(crate) fn new_half(sleep: Arc<Sleep>, parent: Arc<Region>) -> Arc<Region> {
+        debug_assert!(Arc::ptr_eq(&sleep, &parent.sleep), "a half of another pool");
+        Region::nested(sleep, Some(parent), true)
+    }
+
+    /// [`new`](Self::new) and [`new_half`](Self::new_half).
+    fn nested(sleep: Arc<Sleep>, parent: Option<Arc<Region>>, half: bool) -> Arc<Region> {
         let crosses_pools = parent
             .as_ref()
             .is_some_and(|parent| parent.crosses_pools || !Arc::ptr_eq(&parent.sleep, &sleep));
@@ -62,6 +78,7 @@ impl Region {
             sleep,
             parent,
             crosses_pools,
+            half,
             state: Mutex::new(State::default()),
             queued: AtomicUsize::new(0),
         });
@@ -159,6 +176,14 @@ impl Region {
     /// returns it with its region. A nested region of another pool is passed through, not
     /// looked at (its jobs run on that pool's workers), and dead nested regions are
     /// forgotten.
+    ///
+    /// Then, for a half of a split `join`, the region around it (`own`: its jobs are the
+    /// caller's own), and so on up while that one is a half too, each without the regions
+    /// nested in it: a `join`'s halves are isolated from each other, not from the code
+    /// around the `join`, whose earlier hand-outs (a join handle's job, a spawn) a wait
+    /// inside a half may be waiting for. Only the worker whose current region that is
+    /// pushes there, and it is the one inside the half: no push there races with a
+    /// waiter's registration.
     fn find_nested<T>(
         self: &Arc<Self>,
         mut look: impl FnMut(&mut State, bool) -> Option<T>,
@@ -176,6 +201,21 @@ impl Region {
             }
             state.children.retain(|child| child.strong_count() > 0);
             regions.extend(state.children.iter().filter_map(Weak::upgrade));
+        }
+        let mut region = self;
+        while region.half {
+            let around = region
+                .parent
+                .as_ref()
+                .expect("a half has a region around it");
+            let mut state = around.state.lock();
+            let found = look(&mut state, true);
+            around.queued.store(state.jobs.len(), Ordering::Relaxed);
+            if let Some(found) = found {
+                drop(state);
+                return Some((around.clone(), found));
+            }
+            region = around;
         }
         None
     }

@@ -183,7 +183,7 @@ impl PendingHalves {
 
     /// Owner: `reserve` found no room. Reads `bottom` again (promotions and rescues raise
     /// it), and calls `promote_oldest` (which must move the oldest half out with
-    /// [`promote_oldest`](Self::promote_oldest), if any is left) while that is not
+    /// [`promote_oldest_to`](Self::promote_oldest_to), if any is left) while that is not
     /// enough; returns the position reserved. Terminates: each round either promotes a
     /// half or finds none left, and then `bottom` reached `top`, which leaves room.
     #[cold]
@@ -304,17 +304,17 @@ impl PendingHalves {
         Popped::Taken
     }
 
-    /// Owner: takes the oldest private half out and hands it to `push` while still holding
-    /// the lock, so that a rescuer, which checks the owner's deque under the same lock,
-    /// never takes a half while an older promoted one sits on the deque. Returns whether
-    /// a half was promoted.
+    /// Owner: [`promote_oldest_to`](Self::promote_oldest_to) for a `push` that needs no
+    /// regions. Returns whether a half was promoted.
     #[cfg(any(test, loom))]
     pub(crate) fn promote_oldest(&self, push: impl FnOnce(JobRef)) -> bool {
         self.promote_oldest_to(|job, _| push(job)).is_some()
     }
 
-    /// Owner: [`promote_oldest`](Self::promote_oldest) whose `hand` also gets the owner's
-    /// regions, under the lock; returns what `hand` returned, if there was a half.
+    /// Owner: takes the oldest private half out and hands it to `hand`, with the owner's
+    /// regions, while still holding the lock, so that a rescuer, which checks the owner's
+    /// deque under the same lock, never takes a half while an older promoted one sits on
+    /// the deque. Returns what `hand` returned, if there was a half.
     pub(crate) fn promote_oldest_to<T>(
         &self,
         hand: impl FnOnce(JobRef, &mut Regions) -> T,

@@ -136,8 +136,8 @@ pub(crate) fn place_half(
     if !isolate_waits {
         return Some(current);
     }
-    let half = Region::new(sleep.clone(), Some(current.clone()));
-    regions.current = Some(Region::new(sleep.clone(), Some(current.clone())));
+    let half = Region::new_half(sleep.clone(), current.clone());
+    regions.current = Some(Region::new_half(sleep.clone(), current.clone()));
     let id = job.id();
     regions.split.push(Split {
         id: (id.0 as usize, id.1),
