@@ -341,8 +341,9 @@ impl PendingHalves {
         f(&mut self.lock.lock())
     }
 
-    /// Owner: the `join` whose half is `id` ([`JobRef::id`]) found it taken: if that `join` was split
-    /// ([`Split`]), forgets it and makes the region around it current again.
+    /// Owner: the `join` whose half is `id` ([`JobRef::id`]) found it taken: if that
+    /// `join` was split ([`Split`]), forgets it and makes the region around it current
+    /// again.
     pub(crate) fn unsplit(&self, id: (*const (), usize)) -> Option<Split> {
         let mut regions = self.lock.lock();
         let id = (id.0 as usize, id.1);

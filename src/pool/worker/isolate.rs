@@ -292,11 +292,12 @@ impl WorkerThread {
         }
     }
 
-    /// For a `join` whose half left the private stack while this worker is in a region (promoted to a region's queue, or rescued): takes it back from that
-    /// queue by its identity `id` (`Some(true)`: the caller runs it inline; the stub it
-    /// left is dropped if on top of the deque), or waits for `latch` with the isolated
-    /// wait in the half's region (`Some(false)`): never by popping the deque, where below
-    /// the region's stubs lie jobs from before the region. `None` outside every region.
+    /// For a `join` whose half left the private stack while this worker is in a region
+    /// (promoted to a region's queue, or rescued): takes it back from that queue by its
+    /// identity `id` (`Some(true)`: the caller runs it inline; the stub it left is dropped
+    /// if on top of the deque), or waits for `latch` with the isolated wait in the half's
+    /// region (`Some(false)`): never by popping the deque, where below the region's stubs
+    /// lie jobs from before the region. `None` outside every region.
     ///
     /// In a pool that isolates every job the `join` was split ([`place_half`]): the region
     /// around it is the worker's again, and a half taken back runs there, as one that

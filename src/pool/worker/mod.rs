@@ -84,7 +84,10 @@ pub(crate) struct WorkerThread {
     /// The idle period announced to `tracing` (`tell_idle`).
     #[cfg(feature = "tracing")]
     idle: observe::IdlePeriod,
-    /// The isolation region this worker is in, if any (`isolate.rs`).
+    /// The isolation region this worker is in, if any (`isolate.rs`): a copy of its
+    /// private stack's current region, read without that stack's lock. Not read in a pool
+    /// that isolates every job, where a rescuer that splits a `join` changes the current
+    /// region (`isolate::place_half`).
     region: Cell<Option<Arc<Region>>>,
     /// The pool's `isolate_waits` (`Registry::isolate_waits`), kept here for the job
     /// and steal paths: every job taken from a queue runs in a region of its own
