@@ -88,18 +88,23 @@ fn leaves_that_met_a_held_section(held: Held, depth: u32) -> usize {
 
 /// The forced form of [`leaves_that_met_a_held_section`], on a three-worker pool built as
 /// `how` says: `install(join(section, other))`, where the section holds `held` across
-/// `join(x, y)`; `x` returns once `y` started on another worker, so the section's worker
-/// waits for `y`. Meanwhile `other` (the other half of the enclosing loop, on the third
-/// worker) hands out a leaf `l` that tries the section, and `y` returns only once the
-/// section's worker parked (or took `l`). Returns how often `l` found the section held on
-/// its thread: 0 when each half of a `join` is in a region of its own (`l` is of
-/// `other`'s region, out of the section's reach).
+/// `join(x, y)`; `x` returns once `y` started on another worker and `other` (the other
+/// half of the enclosing loop, on the third worker) has pushed a leaf `l` that tries the
+/// section, so the section's worker waits for `y` while `l` waits in its reach if the
+/// halves share a region (the other two workers are busy: `other`'s blocks until `l` ran,
+/// and `y` returns only once the section's worker parked, which it does only with
+/// nothing it may run). Returns how often `other` or `l` found the
+/// section held on its thread: 0 when each half of a `join` is in a region of its own
+/// (both are of `other`'s region, out of the section's reach). With the halves in the
+/// caller's region the section's wait takes `other` itself if it is still queued, or
+/// rescues `l`: either way one of them meets the section.
 fn outer_leaf_meets_the_section(held: Held, how: Isolation) -> usize {
     let pool = how.pool(3);
     let locks = Locks::default();
     let met = AtomicUsize::new(0);
     let (y_started_tx, y_started_rx) = mpsc::channel::<()>();
     let (l_out_tx, l_out_rx) = mpsc::channel::<()>();
+    let (l_pushed_tx, l_pushed_rx) = mpsc::channel::<()>();
     let (l_ran_tx, l_ran_rx) = mpsc::channel::<()>();
     let (locks, met, pool_ref) = (&locks, &met, &*pool);
     pool.install(move || {
@@ -107,7 +112,10 @@ fn outer_leaf_meets_the_section(held: Held, how: Isolation) -> usize {
             move || {
                 held.hold(locks, || {
                     stealpool::join(
-                        move || y_started_rx.recv().unwrap(),
+                        move || {
+                            y_started_rx.recv().unwrap();
+                            l_pushed_rx.recv().unwrap();
+                        },
                         move || {
                             y_started_tx.send(()).unwrap();
                             l_out_rx.recv().unwrap();
@@ -117,9 +125,16 @@ fn outer_leaf_meets_the_section(held: Held, how: Isolation) -> usize {
                 })
             },
             move || {
+                // `other` itself may be what the section's wait picks up.
+                if held.is_held_here(locks) {
+                    met.fetch_add(1, Ordering::SeqCst);
+                }
                 stealpool::join(
                     move || {
+                        // `l` is on this worker's private stack (a `join` pushes its
+                        // second half before it runs the first).
                         l_out_tx.send(()).unwrap();
+                        l_pushed_tx.send(()).unwrap();
                         l_ran_rx.recv().unwrap();
                     },
                     move || {
