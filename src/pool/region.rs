@@ -125,12 +125,10 @@ impl Region {
     /// same critical section) and of every enclosing one (each under its own mutex): the
     /// pusher's half of the pairing with `register_parked`.
     fn queue(&self, add: impl FnOnce(&mut State)) {
-        let parked = {
-            let mut state = self.state.lock();
-            add(&mut state);
-            self.queued.store(state.jobs.len(), Ordering::Relaxed);
+        let parked = self.with_state(|state| {
+            add(state);
             std::mem::take(&mut state.parked)
-        };
+        });
         self.wake_parked(parked);
         // No waiter of the pool is registered anywhere: none to wake in the enclosing
         // regions (`Sleep::has_isolated_parked` says why the load may come this late).
@@ -190,17 +188,19 @@ impl Region {
     ) -> Option<(Arc<Region>, T)> {
         let mut regions = VecDeque::from([self.clone()]);
         while let Some(region) = regions.pop_front() {
-            let mut state = region.state.lock();
-            if Arc::ptr_eq(&region.sleep, &self.sleep) {
-                let found = look(&mut state, Arc::ptr_eq(&region, self));
-                region.queued.store(state.jobs.len(), Ordering::Relaxed);
-                if let Some(found) = found {
-                    drop(state);
-                    return Some((region, found));
+            let own = Arc::ptr_eq(&region, self);
+            let of_this_pool = Arc::ptr_eq(&region.sleep, &self.sleep);
+            let found = region.with_state(|state| {
+                let found = if of_this_pool { look(state, own) } else { None };
+                if found.is_none() {
+                    state.children.retain(|child| child.strong_count() > 0);
+                    regions.extend(state.children.iter().filter_map(Weak::upgrade));
                 }
+                found
+            });
+            if let Some(found) = found {
+                return Some((region, found));
             }
-            state.children.retain(|child| child.strong_count() > 0);
-            regions.extend(state.children.iter().filter_map(Weak::upgrade));
         }
         let mut region = self;
         while region.half {
@@ -208,11 +208,7 @@ impl Region {
                 .parent
                 .as_ref()
                 .expect("a half has a region around it");
-            let mut state = around.state.lock();
-            let found = look(&mut state, true);
-            around.queued.store(state.jobs.len(), Ordering::Relaxed);
-            if let Some(found) = found {
-                drop(state);
+            if let Some(found) = around.with_state(|state| look(state, true)) {
                 return Some((around.clone(), found));
             }
             region = around;
@@ -220,12 +216,18 @@ impl Region {
         None
     }
 
+    /// Runs `f` on the state under its mutex, then updates [`queued`](Self::queued): every
+    /// change to the queue of jobs goes through here.
+    fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut state = self.state.lock();
+        let result = f(&mut state);
+        self.queued.store(state.jobs.len(), Ordering::Relaxed);
+        result
+    }
+
     /// For a stub: the oldest job (as a thief would take it).
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
-        let mut state = self.state.lock();
-        let job = state.jobs.pop_front();
-        self.queued.store(state.jobs.len(), Ordering::Relaxed);
-        job
+        self.with_state(|state| state.jobs.pop_front())
     }
 
     /// For a broadcast stub on worker `index`: its broadcast job.
@@ -236,11 +238,10 @@ impl Region {
     /// Takes the job whose identity ([`JobRef::id`]) is `id` back out of the queue, if it
     /// is still there (newest first: a `join` takes back its own half).
     pub(crate) fn take_back(&self, id: (*const (), usize)) -> Option<JobRef> {
-        let mut state = self.state.lock();
-        let pos = state.jobs.iter().rposition(|job| job.id() == id)?;
-        let job = state.jobs.remove(pos);
-        self.queued.store(state.jobs.len(), Ordering::Relaxed);
-        job
+        self.with_state(|state| {
+            let pos = state.jobs.iter().rposition(|job| job.id() == id)?;
+            state.jobs.remove(pos)
+        })
     }
 
     /// Registers worker `index` as parked in an isolated wait, then looks for a job it

@@ -3,10 +3,9 @@
 //! counted as a parked one, so that a lazy `join` in its region promotes for it; its
 //! latch's setter and pushes to its region wake it.
 
-use super::counters::JobsEventCounter;
-use super::spot::{block_until_woken, Blocked};
-use super::{CoreLatch, IdleState, ParkObserver, Sleep};
-use crate::sync::barrier::{self, Park};
+use super::spot::Blocked;
+use super::{CoreLatch, ParkObserver, Sleep};
+use crate::sync::barrier;
 use crate::sync::Ordering;
 
 impl Sleep {
@@ -84,44 +83,11 @@ impl Sleep {
         let registered = register();
         let park = barrier::heavy();
         let found = !registered || look();
-        // As in `sleep`: after a fence-only barrier, a worker that was running may have
-        // pushed a private half that `look` missed, and missed us in its poll.
-        let recheck = match park {
-            Park::Untimed => false,
-            Park::FenceOnly => !all_inactive,
-            Park::Recheck => true,
-        };
-        let mut is_blocked = sleep_state.is_blocked.lock();
-        let park_now = if *is_blocked == Blocked::No {
-            // Woken before we blocked (the waker decremented `sleeping`).
-            false
-        } else if found {
-            *is_blocked = Blocked::No;
-            self.counters.sub_sleeping_thread();
-            false
-        } else {
-            true
-        };
-        drop(is_blocked);
-        if park_now {
-            block_until_woken(sleep_state, observer, |is_blocked| {
-                if recheck && *is_blocked != Blocked::No {
-                    self.recheck(sleep_state, is_blocked, &look)
-                } else {
-                    is_blocked
-                }
-            });
-        }
+        self.block_counted(sleep_state, observer, park, all_inactive, found, &look);
         if registered {
             unregister();
         }
-        let mut idle_state = IdleState {
-            worker_index: index,
-            rounds: 0,
-            jobs_counter: JobsEventCounter::DUMMY,
-            spinner: false,
-        };
-        self.work_found(&mut idle_state, more_work);
+        self.leave_inactive(more_work);
         latch.wake_up();
     }
 }

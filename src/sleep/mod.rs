@@ -331,24 +331,50 @@ impl Sleep {
         // spinning on our mutex meanwhile would go to sleep on it.
         let park = barrier::heavy();
         let pending = has_pending_jobs();
-        // A fence-only barrier does not order a lazy `join`'s poll, which has no fence
-        // (`barrier::poll_fence`): a worker that was running when we registered may have
-        // pushed a private half our look missed, and missed us in its poll. Every worker
-        // that starts running after our registration does so with a read-modify-write of
-        // the counters later than ours, so its polls see us. Recheck only for the former.
+        self.block_counted(
+            sleep_state,
+            observer,
+            park,
+            all_inactive,
+            pending,
+            &has_pending_jobs,
+        );
+
+        idle_state.wake_fully();
+        latch.wake_up();
+    }
+
+    /// Step 5 for a worker counted as sleeping and blocked in `sleep_state` (a searcher,
+    /// or an isolated waiter, `isolated.rs`), after the heavy barrier returned `park` and
+    /// its last look returned `found`: blocks, unless a waker came in between (it cleared
+    /// `is_blocked` and decremented `sleeping` for us) or the look found work (then it
+    /// undoes the registration itself). `all_inactive` says whether every worker was
+    /// inactive when it registered; `look` is the last look again, for the recheck.
+    ///
+    /// A fence-only barrier does not order a lazy `join`'s poll, which has no fence
+    /// (`barrier::poll_fence`): a worker that was running when we registered may have
+    /// pushed a private half our look missed, and missed us in its poll. Every worker
+    /// that starts running after our registration does so with a read-modify-write of
+    /// the counters later than ours, so its polls see us. Recheck only for the former.
+    fn block_counted(
+        &self,
+        sleep_state: &WorkerSleepState,
+        observer: &impl ParkObserver,
+        park: Park,
+        all_inactive: bool,
+        found: bool,
+        look: &impl Fn() -> bool,
+    ) {
         let recheck = match park {
             Park::Untimed => false,
             Park::FenceOnly => !all_inactive,
             Park::Recheck => true,
         };
-
-        // Step 5: block, unless a waker came in between (it cleared `is_blocked` and
-        // decremented `sleeping` for us) or the last look found work.
         let mut is_blocked = sleep_state.is_blocked.lock();
         let park_now = if *is_blocked == Blocked::No {
             // Woken before we blocked.
             false
-        } else if pending {
+        } else if found {
             // Back out: nobody will wake us, so undo the registration ourselves.
             *is_blocked = Blocked::No;
             self.counters.sub_sleeping_thread();
@@ -361,15 +387,12 @@ impl Sleep {
             // The waker (or the recheck) decrements `sleeping` for us.
             block_until_woken(sleep_state, observer, |is_blocked| {
                 if recheck && *is_blocked != Blocked::No {
-                    self.recheck(sleep_state, is_blocked, &has_pending_jobs)
+                    self.recheck(sleep_state, is_blocked, look)
                 } else {
                     is_blocked
                 }
             });
         }
-
-        idle_state.wake_fully();
-        latch.wake_up();
     }
 
     /// `Park::Recheck`: the barrier pair may have been inexact for a pusher that read

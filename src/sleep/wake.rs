@@ -33,6 +33,14 @@ impl Sleep {
     #[inline]
     pub(crate) fn work_found(&self, idle_state: &mut IdleState, more_work: impl Fn() -> bool) {
         self.stop_spinning(idle_state);
+        self.leave_inactive(more_work);
+    }
+
+    /// The counters' side of [`work_found`](Self::work_found), also for a worker that
+    /// leaves an isolated park (never a spinner): leaves the inactive count and, as the
+    /// last searcher while some worker sleeps, wakes one if `more_work` finds work.
+    #[inline]
+    pub(super) fn leave_inactive(&self, more_work: impl Fn() -> bool) {
         let old = self.counters.sub_inactive_thread();
         if old.sleeping_threads() > 0 && old.awake_but_idle_threads() == 1 {
             if old.inactive_threads() < self.worker_sleep_states.len() {
