@@ -107,7 +107,10 @@ fn a_private_half_reaches_the_regions_parked_waiter() {
                 promoted_runs += 1;
             }
         }
-        assert!(promoted_runs >= 1, "no run promoted the half for the parked X");
+        assert!(
+            promoted_runs >= 1,
+            "no run promoted the half for the parked X"
+        );
     });
 }
 
