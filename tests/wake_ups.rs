@@ -17,8 +17,9 @@ mod common;
 use common::{another_worker_woke, assert_some_woke, pool, spin_for, wait_parked, watchdog, Pacer};
 
 /// `join` where `a` blocks on a barrier until `b` runs on the other worker, started each
-/// time right after the whole 2-thread pool went to sleep, then paced (`common::Pacer`) so
-/// that the other worker is often on its way to sleep when `b` is pushed.
+/// time right after the whole 2-thread pool went to sleep, then paced inside the job
+/// (`common::Pacer::next_pause_in_job`) so that the other worker is often on its way to
+/// sleep when `b` is pushed.
 #[test]
 fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
     watchdog(60, || {
@@ -31,9 +32,12 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
         let mut pacer = Pacer::new(7);
         let (mut paused, mut woke) = (0, 0);
         for _ in 0..1000 {
-            let pause = pacer.next_pause(&p, 2);
+            let pause = pacer.next_pause_in_job();
             let ((), other_woke) = another_worker_woke(&p, || {
-                spin_for(pause.unwrap_or(0));
+                match pause {
+                    Some(nanos) => spin_for(nanos),
+                    None => pacer.wait_others_parked(&p, 2),
+                }
                 let b = Barrier::new(2);
                 stealpool::join(|| b.wait(), || b.wait());
             });
@@ -46,9 +50,10 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
     });
 }
 
-/// A worker pushes a job on its own deque, paced (`common::Pacer`) so that the other
-/// worker is often on its way to sleep, then blocks outside the pool until the job ran
-/// elsewhere: the push must wake (or be seen by) the parking worker.
+/// A worker pushes a job on its own deque, paced inside its job
+/// (`common::Pacer::next_pause_in_job`) so that the other worker is often on its way to
+/// sleep, then blocks outside the pool until the job ran elsewhere: the push must wake (or
+/// be seen by) the parking worker.
 #[test]
 fn push_while_the_other_worker_parks_is_never_lost() {
     watchdog(60, || {
@@ -56,9 +61,12 @@ fn push_while_the_other_worker_parks_is_never_lost() {
         let mut pacer = Pacer::new(11);
         let (mut paused, mut woke) = (0, 0);
         for i in 0..2000 {
-            let pause = pacer.next_pause(&p, 2);
+            let pause = pacer.next_pause_in_job();
             let (ok, other_woke) = another_worker_woke(&p, || {
-                spin_for(pause.unwrap_or(0));
+                match pause {
+                    Some(nanos) => spin_for(nanos),
+                    None => pacer.wait_others_parked(&p, 2),
+                }
                 let (tx, rx) = mpsc::channel();
                 stealpool::spawn(move || tx.send(()).unwrap());
                 rx.recv_timeout(Duration::from_secs(5)).is_ok()

@@ -27,6 +27,8 @@ mod core_latch;
 mod counters;
 mod isolated;
 mod spot;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod wake;
 
 use self::counters::{AtomicCounters, Counters, JobsEventCounter};
@@ -42,11 +44,11 @@ pub(crate) use self::core_latch::CoreLatch;
 pub(crate) use self::counters::THREADS_MAX;
 
 /// Unsuccessful search rounds (each followed by `thread::yield_now`) before a worker
-/// announces it is sleepy, for the at most half of the workers that hold a spinner place
-/// (the others announce at once). rayon-core spins 32 rounds; 8 cut sporadic work (one
-/// outside `spawn` per ms) from 54 to 29 ms of CPU per second without a slower wake
-/// (`docs/performance.md`). (0 under loom: the model explores the protocol's steps, not
-/// the spinning before them.)
+/// announces it is sleepy, for the workers that hold a spinner place
+/// ([`max_spinners`]; the others announce at once). rayon-core spins 32 rounds; fewer
+/// cost less CPU under sporadic work without a slower wake (`docs/performance.md`,
+/// "Measurements behind design choices"). (0 under loom: the model explores the
+/// protocol's steps, not the spinning before them.)
 pub(crate) const ROUNDS_UNTIL_SLEEPY: u32 = if cfg!(loom) { 0 } else { 8 };
 
 /// Unsuccessful rounds before a worker actually parks (one more search after announcing).
@@ -57,6 +59,17 @@ pub(crate) const ROUNDS_UNTIL_SLEEPING: u32 = ROUNDS_UNTIL_SLEEPY + 1;
 /// promotes first (a rescue costs a heavy barrier), early enough that a long leaf's
 /// sibling starts within tens of microseconds.
 pub(crate) const ROUNDS_UNTIL_RESCUE: u32 = if cfg!(loom) { 0 } else { 4 };
+
+/// How many of a pool's `n_threads` workers may spin before they announce they are
+/// sleepy: half of them (tokio's bound on searching workers, which keeps a large pool's
+/// idle workers from contending for the same queues), but at least two, and never more
+/// than the pool has. Two workers that run out of work together (the end of every
+/// fork-join call on a pool of two) then both spin: with a single place one of them
+/// parks at once, and the next call's first `join` pays the wake-up of a parked worker,
+/// which on a machine whose idle CPUs halt at once is longer than a small call.
+pub(crate) fn max_spinners(n_threads: usize) -> usize {
+    (n_threads / 2).max(2).min(n_threads)
+}
 
 /// What a lazy `join`'s poll saw of the idle workers
 /// ([`Sleep::idle_workers_after_private_push`]).
@@ -114,7 +127,7 @@ pub(crate) struct Sleep {
     counters: AtomicCounters,
     /// Workers in their spin rounds (before announcing sleepy); at most `max_spinners`.
     spinners: CachePadded<AtomicUsize>,
-    /// Half the workers, at least one (tokio's bound on searching workers).
+    /// How many workers may spin at once ([`max_spinners`]).
     max_spinners: usize,
     /// Workers registered as parked in an isolated wait (`isolated.rs`).
     isolated_parked: AtomicUsize,
@@ -166,7 +179,7 @@ impl Sleep {
             worker_sleep_states: (0..n_threads).map(|_| Default::default()).collect(),
             counters: AtomicCounters::new(),
             spinners: CachePadded::new(AtomicUsize::new(0)),
-            max_spinners: (n_threads / 2).max(1),
+            max_spinners: max_spinners(n_threads),
             isolated_parked: AtomicUsize::new(0),
         }
     }
@@ -210,7 +223,7 @@ impl Sleep {
         }
     }
 
-    /// Takes a spinner place if fewer than half the workers hold one. A worker without a
+    /// Takes a spinner place if fewer than [`max_spinners`] workers hold one. A worker without a
     /// place skips the spin rounds and goes straight to announcing it is sleepy.
     #[inline]
     fn start_spinning(&self, idle_state: &mut IdleState) -> bool {

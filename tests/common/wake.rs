@@ -89,18 +89,65 @@ impl Pacer {
     /// here; `None` when the round starts with every worker parked.
     pub fn next_pause(&mut self, pool: &ThreadPool, n: usize) -> Option<u64> {
         let start = Instant::now();
-        if self.park_ns == 0 || self.rng.u8(0..4) == 0 {
+        if self.wants_a_measure() {
             wait_parked(pool, n);
-            let took = start.elapsed().as_nanos() as u64;
-            self.park_ns = if self.park_ns == 0 {
-                took
-            } else {
-                (self.park_ns * 7 + took) / 8
-            };
+            self.measured(start.elapsed().as_nanos() as u64);
             None
         } else {
-            Some(self.rng.u64(0..=self.park_ns * 3 / 2))
+            Some(self.random_pause())
         }
+    }
+
+    /// For a round that spends its pause inside a job of the pool: there the worker that
+    /// runs the job cannot park, and the others take the time they take beside a busy
+    /// worker (longer than in an idle pool where they compete for the CPUs with other
+    /// threads). A random pause (ns) to spin inside the job, or `None`: then the round
+    /// calls [`wait_others_parked`](Self::wait_others_parked) inside its job instead,
+    /// which measures that time for the later pauses.
+    pub fn next_pause_in_job(&mut self) -> Option<u64> {
+        if self.wants_a_measure() {
+            None
+        } else {
+            Some(self.random_pause())
+        }
+    }
+
+    /// Inside a job of `pool` (`n` workers): waits until the `n - 1` other workers are
+    /// parked, spinning as a random pause does (a wait that yields would lend them this
+    /// worker's CPU and measure a shorter time), and takes the time that took as the
+    /// estimate for the random pauses. Panics after 20 s.
+    pub fn wait_others_parked(&mut self, pool: &ThreadPool, n: usize) {
+        let start = Instant::now();
+        while parked_workers(pool) < n - 1 {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the other workers never went to sleep ({} of {} parked)",
+                parked_workers(pool),
+                n - 1
+            );
+            std::hint::spin_loop();
+        }
+        self.measured(start.elapsed().as_nanos() as u64);
+    }
+
+    /// Whether this round measures the time to park (the first round and a quarter of
+    /// the others) instead of pausing at random.
+    fn wants_a_measure(&mut self) -> bool {
+        self.park_ns == 0 || self.rng.u8(0..4) == 0
+    }
+
+    /// A new measured time to park (ns), folded into the running estimate.
+    fn measured(&mut self, took: u64) {
+        self.park_ns = if self.park_ns == 0 {
+            took.max(1)
+        } else {
+            (self.park_ns * 7 + took) / 8
+        };
+    }
+
+    /// A random pause between 0 and 1.5 times the estimated time to park (ns).
+    fn random_pause(&mut self) -> u64 {
+        self.rng.u64(0..=self.park_ns * 3 / 2)
     }
 }
 

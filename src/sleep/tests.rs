@@ -1,0 +1,17 @@
+//! Unit tests of the sleep state that need no worker threads.
+
+use super::Sleep;
+
+/// Every idle worker asks for a spinner place at once: half of them get one, but at
+/// least two (both workers of a pool of two), and never more than the pool has.
+#[test]
+fn spinner_places_are_half_the_workers_but_at_least_two() {
+    for (workers, places) in [(1, 1), (2, 2), (3, 2), (4, 2), (5, 2), (16, 8)] {
+        let sleep = Sleep::new(workers);
+        let spinning = (0..workers)
+            .map(|index| sleep.start_looking(index))
+            .filter_map(|mut idle_state| sleep.start_spinning(&mut idle_state).then_some(()))
+            .count();
+        assert_eq!(spinning, places, "{workers} workers");
+    }
+}
