@@ -18,7 +18,7 @@ use common::{another_worker_woke, assert_some_woke, pool, spin_for, wait_parked,
 
 /// `join` where `a` blocks on a barrier until `b` runs on the other worker, started each
 /// time right after the whole 2-thread pool went to sleep, then paced inside the job
-/// (`common::Pacer::next_pause_in_job`) so that the other worker is often on its way to
+/// (`common::Pacer::pace_in_job`) so that the other worker is often on its way to
 /// sleep when `b` is pushed.
 #[test]
 fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
@@ -32,16 +32,13 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
         let mut pacer = Pacer::new(7);
         let (mut paused, mut woke) = (0, 0);
         for _ in 0..1000 {
-            let pause = pacer.next_pause_in_job();
-            let ((), other_woke) = another_worker_woke(&p, || {
-                match pause {
-                    Some(nanos) => spin_for(nanos),
-                    None => pacer.wait_others_parked(&p, 2),
-                }
+            let (paused_at_random, other_woke) = another_worker_woke(&p, || {
+                let paused_at_random = pacer.pace_in_job(&p, 2);
                 let b = Barrier::new(2);
                 stealpool::join(|| b.wait(), || b.wait());
+                paused_at_random
             });
-            if pause.is_some() {
+            if paused_at_random {
                 paused += 1;
                 woke += usize::from(other_woke);
             }
@@ -51,7 +48,7 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
 }
 
 /// A worker pushes a job on its own deque, paced inside its job
-/// (`common::Pacer::next_pause_in_job`) so that the other worker is often on its way to
+/// (`common::Pacer::pace_in_job`) so that the other worker is often on its way to
 /// sleep, then blocks outside the pool until the job ran elsewhere: the push must wake (or
 /// be seen by) the parking worker.
 #[test]
@@ -61,18 +58,15 @@ fn push_while_the_other_worker_parks_is_never_lost() {
         let mut pacer = Pacer::new(11);
         let (mut paused, mut woke) = (0, 0);
         for i in 0..2000 {
-            let pause = pacer.next_pause_in_job();
-            let (ok, other_woke) = another_worker_woke(&p, || {
-                match pause {
-                    Some(nanos) => spin_for(nanos),
-                    None => pacer.wait_others_parked(&p, 2),
-                }
+            let ((ok, paused_at_random), other_woke) = another_worker_woke(&p, || {
+                let paused_at_random = pacer.pace_in_job(&p, 2);
                 let (tx, rx) = mpsc::channel();
                 stealpool::spawn(move || tx.send(()).unwrap());
-                rx.recv_timeout(Duration::from_secs(5)).is_ok()
+                let ok = rx.recv_timeout(Duration::from_secs(5)).is_ok();
+                (ok, paused_at_random)
             });
             assert!(ok, "iteration {i}: pushed job never ran (lost wake-up)");
-            if pause.is_some() {
+            if paused_at_random {
                 paused += 1;
                 woke += usize::from(other_woke);
             }

@@ -9,8 +9,7 @@ fn spinner_places_are_half_the_workers_but_at_least_two() {
     for (workers, places) in [(1, 1), (2, 2), (3, 2), (4, 2), (5, 2), (16, 8)] {
         let sleep = Sleep::new(workers);
         let spinning = (0..workers)
-            .map(|index| sleep.start_looking(index))
-            .filter_map(|mut idle_state| sleep.start_spinning(&mut idle_state).then_some(()))
+            .filter(|&index| sleep.start_spinning(&mut sleep.start_looking(index)))
             .count();
         assert_eq!(spinning, places, "{workers} workers");
     }

@@ -63,8 +63,8 @@ pub fn assert_some_woke(rounds_that_woke: usize, rounds: usize, what: &str) {
 pub struct Pacer {
     /// The test's own random choices too, from the same seed.
     pub rng: fastrand::Rng,
-    /// Running estimate of the time from the end of a round until all workers are parked.
-    park_ns: u64,
+    /// Running estimate of the time to park (ns); `None` before the first measure.
+    park_ns: Option<u64>,
 }
 
 impl Pacer {
@@ -72,7 +72,7 @@ impl Pacer {
     pub fn new(seed: u64) -> Self {
         Self {
             rng: rng(seed),
-            park_ns: 0,
+            park_ns: None,
         }
     }
 
@@ -85,38 +85,33 @@ impl Pacer {
     }
 
     /// As [`before_round`](Self::before_round), but a random pause is returned (in ns)
-    /// for the caller to spend where the round needs it (inside a job, say) instead of
-    /// here; `None` when the round starts with every worker parked.
+    /// for the caller to spend where the round needs it instead of here; `None` when the
+    /// round starts with every worker parked.
     pub fn next_pause(&mut self, pool: &ThreadPool, n: usize) -> Option<u64> {
         let start = Instant::now();
         if self.wants_a_measure() {
             wait_parked(pool, n);
-            self.measured(start.elapsed().as_nanos() as u64);
+            self.measured(start.elapsed());
             None
         } else {
             Some(self.random_pause())
         }
     }
 
-    /// For a round that spends its pause inside a job of the pool: there the worker that
-    /// runs the job cannot park, and the others take the time they take beside a busy
-    /// worker (longer than in an idle pool where they compete for the CPUs with other
-    /// threads). A random pause (ns) to spin inside the job, or `None`: then the round
-    /// calls [`wait_others_parked`](Self::wait_others_parked) inside its job instead,
-    /// which measures that time for the later pauses.
-    pub fn next_pause_in_job(&mut self) -> Option<u64> {
-        if self.wants_a_measure() {
-            None
-        } else {
-            Some(self.random_pause())
+    /// Paces a round from inside one of its jobs on `pool` (`n` workers), where the
+    /// worker that runs the job cannot park and the others take the time they take beside
+    /// a busy worker (longer than in an idle pool when they compete with other threads
+    /// for the CPUs): either spins for a random pause, or (the first round and a quarter
+    /// of the others) waits until the `n - 1` other workers are parked and takes that time
+    /// as the estimate. The wait spins too: one that yielded would lend them this
+    /// worker's CPU and measure a shorter time. Returns whether the round paused at random
+    /// (the rounds a test counts toward [`assert_some_woke`]). Panics if the others are not
+    /// parked within 20 s.
+    pub fn pace_in_job(&mut self, pool: &ThreadPool, n: usize) -> bool {
+        if !self.wants_a_measure() {
+            spin_for(self.random_pause());
+            return true;
         }
-    }
-
-    /// Inside a job of `pool` (`n` workers): waits until the `n - 1` other workers are
-    /// parked, spinning as a random pause does (a wait that yields would lend them this
-    /// worker's CPU and measure a shorter time), and takes the time that took as the
-    /// estimate for the random pauses. Panics after 20 s.
-    pub fn wait_others_parked(&mut self, pool: &ThreadPool, n: usize) {
         let start = Instant::now();
         while parked_workers(pool) < n - 1 {
             assert!(
@@ -127,27 +122,26 @@ impl Pacer {
             );
             std::hint::spin_loop();
         }
-        self.measured(start.elapsed().as_nanos() as u64);
+        self.measured(start.elapsed());
+        false
     }
 
     /// Whether this round measures the time to park (the first round and a quarter of
     /// the others) instead of pausing at random.
     fn wants_a_measure(&mut self) -> bool {
-        self.park_ns == 0 || self.rng.u8(0..4) == 0
+        self.park_ns.is_none() || self.rng.u8(0..4) == 0
     }
 
-    /// A new measured time to park (ns), folded into the running estimate.
-    fn measured(&mut self, took: u64) {
-        self.park_ns = if self.park_ns == 0 {
-            took.max(1)
-        } else {
-            (self.park_ns * 7 + took) / 8
-        };
+    /// A new measured time to park, folded into the running estimate.
+    fn measured(&mut self, took: Duration) {
+        let took = took.as_nanos() as u64;
+        self.park_ns = Some(self.park_ns.map_or(took, |ns| (ns * 7 + took) / 8));
     }
 
     /// A random pause between 0 and 1.5 times the estimated time to park (ns).
     fn random_pause(&mut self) -> u64 {
-        self.rng.u64(0..=self.park_ns * 3 / 2)
+        let park_ns = self.park_ns.unwrap_or(0);
+        self.rng.u64(0..=park_ns * 3 / 2)
     }
 }
 
