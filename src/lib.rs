@@ -189,8 +189,13 @@ pub fn __barrier_mode() -> &'static str {
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+// The models need loom itself, an optional dependency (so that it stays out of users'
+// lock files): the cfg without the feature would fail on every `loom::` path instead.
+#[cfg(all(loom, not(feature = "loom")))]
+compile_error!("`--cfg loom` needs `--features loom` (the models' dependency on loom)");
+
 /// The pieces of the scheduler's protocols that the loom models drive
-/// (`tests/loom_*.rs`); only with `--cfg loom`. Not an API.
+/// (`tests/loom_*.rs`); only with `--cfg loom` and `--features loom`. Not an API.
 #[cfg(loom)]
 mod loom_model;
 #[cfg(loom)]

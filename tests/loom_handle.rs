@@ -5,7 +5,7 @@
 //! `join` does not wait, a value nobody joins is dropped exactly once, and a poll either
 //! returns the value or leaves a waker that the completion wakes.
 //!
-//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --test
+//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --features loom --test
 //! loom_handle` (as `.ci/run` does).
 #![cfg(loom)]
 

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom --cfg stealpool_fences" \
-//!     cargo test --release --target-dir target/loom --test loom_join
+//!     cargo test --release --features loom --target-dir target/loom --test loom_join
 //! ```
 #![cfg(loom)]
 

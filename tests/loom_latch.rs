@@ -7,7 +7,7 @@
 //! `CoreLatch` a worker sleeps on is modelled in `tests/loom_sleep.rs`, `CountLatch` in
 //! `tests/loom_scope.rs`.
 //!
-//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --test
+//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --features loom --test
 //! loom_latch` (as `.ci/run` does).
 #![cfg(loom)]
 

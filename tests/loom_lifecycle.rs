@@ -5,7 +5,7 @@
 //! every job, with their writes visible (loom reports a data race otherwise); a running
 //! job's `spawn` always succeeds; the pool terminates exactly once, after every job.
 //!
-//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --test
+//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --features loom --test
 //! loom_lifecycle` (as `.ci/run` does).
 #![cfg(loom)]
 

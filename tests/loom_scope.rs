@@ -10,7 +10,7 @@
 //! a setter may unpark the owner after the owner already saw the latch set, and loom's
 //! `join` is built on the same park token, which it does not expect to find taken.
 //!
-//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --test
+//! Run with `RUSTFLAGS="--cfg loom --cfg stealpool_fences" cargo test --release --features loom --test
 //! loom_scope` (as `.ci/run` does).
 #![cfg(loom)]
 

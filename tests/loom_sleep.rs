@@ -15,7 +15,7 @@
 //!
 //! ```text
 //! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom --cfg stealpool_fences" \
-//!     cargo test --release --target-dir target/loom --test loom_sleep
+//!     cargo test --release --features loom --target-dir target/loom --test loom_sleep
 //! ```
 //!
 //! `.ci/run` runs exactly that (about 1 s after a 2-minute build). The single-worker models
