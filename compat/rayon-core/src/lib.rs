@@ -28,6 +28,21 @@
 //! without a panic handler does not abort). stealpool's extras (pool metrics,
 //! `spawn_with_handle`, ...) are re-exported too.
 //!
+//! ## Features
+//!
+//! stealpool's features are this crate's, with the same defaults: `timeline` (on) and
+//! `tracing` (off). To turn `tracing` on in a program that uses `rayon`, name this crate
+//! among the program's own dependencies with the feature; the `[patch]` redirects it here:
+//!
+//! ```toml
+//! [dependencies]
+//! rayon = "1"
+//! rayon-core = { version = "1.13", features = ["tracing"] }
+//! ```
+//!
+//! `rayon` itself asks for the default features, so `timeline` stays compiled in (with
+//! recording off unless `STEALPOOL_TIMELINE` is set).
+//!
 //! The original's `web_spin_lock` feature exists so that `rayon` always resolves, but it
 //! changes nothing: stealpool keeps std's blocking primitives, also on wasm32 in a browser
 //! (where the original would switch to spin locks).
