@@ -37,6 +37,14 @@ mod log;
 mod record;
 mod svg;
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+// stealpool's side of the contract, public only because stealpool is another crate: not an
+// API for applications (stealpool pins this crate's exact version).
+#[doc(hidden)]
 pub mod scheduler;
 
 use record::Recorder;
