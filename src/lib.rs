@@ -1,8 +1,9 @@
 //! # stealpool
 //!
-//! A work-stealing thread pool with rayon-core's API: switching is a crate rename in
-//! `Cargo.toml` (`rayon-core = { package = "stealpool", ... }`; the README has the
-//! details, and how the `rayon` crate runs on it through `compat/rayon-core`).
+//! A work-stealing thread pool with rayon-core 1.13's API: switching is a crate rename in
+//! `Cargo.toml` (`rayon-core = { package = "stealpool", ... }`), and the `rayon` crate runs
+//! on it unchanged through the `rayon-core` crate in this repository's `compat/` folder
+//! (the README says how).
 //!
 //! * A **registry** starts one worker thread per logical CPU (`num_cpus::get()`,
 //!   overridable with [`ThreadPoolBuilder::num_threads`] or the `STEALPOOL_NUM_THREADS`
@@ -17,12 +18,12 @@
 //!   injected job every 61 local jobs even while its deque never runs dry (fair
 //!   injection); inside a job it runs other jobs only where rayon-core does (while
 //!   waiting), so a lock or a borrow held across `join` is as safe as on rayon-core.
-//! * [`join`](fn@join) is **lazy**: the second half waits on a private per-worker stack and is
-//!   promoted to the deque only when another worker is idle, or rescued by an idle worker
-//!   when the first half runs long without calling into the pool (`docs/join.md`). About
-//!   half of rayon-core's cost per `join`, with the same semantics.
+//! * [`join`](fn@join) is **lazy**: the second half waits on a private per-worker stack
+//!   and is promoted to the deque only when another worker is idle, or rescued by an idle
+//!   worker when the first half runs long without calling into the pool. A `join` costs a
+//!   fraction of rayon-core's, with the same semantics.
 //! * A **sleep/wake** protocol parks a worker only after a round confirmed `Empty`
-//!   everywhere, and never loses a wake-up (see `docs/sleep.md`).
+//!   everywhere, and never loses a wake-up.
 //! * [`join`](fn@join), [`scope`](fn@scope), [`spawn`](fn@spawn) and [`ThreadPool::install`] behave as in rayon-core,
 //!   except that a panicking `spawn` without a panic handler does not abort the process.
 //!
@@ -43,8 +44,12 @@
 //! `job_rescued`, `thread_idle` and `thread_active` (a worker's idle periods, with the
 //! time idle and parked): the README lists their fields.
 //!
-//! The architecture (which module does what, and the path a job takes) is in
-//! `docs/architecture.md`.
+//! **Design documents.** The package ships them in its `docs/` folder (on docs.rs: the
+//! crate's source view): `architecture.md` (which module does what, and the path a job
+//! takes), `join.md` (the lazy `join`, and why no half is lost or run twice), `sleep.md`
+//! (parking, and why no wake-up is lost), `isolation.md`, `guarantees.md`,
+//! `rayon-core.md` (every difference from rayon-core), `performance.md` (measured figures
+//! and known gaps). Where an item's documentation names a `docs/` file, it is one of these.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]

@@ -55,7 +55,9 @@ use std::sync::Arc;
 /// The environment variable that turns recording on for every pool of an unchanged
 /// program: `STEALPOOL_TIMELINE=FILE.json` (or `.svg`). Each pool's timeline is saved
 /// when the pool ends (dropped or shut down, and its last job ran), or when the process
-/// exits (`exit` or a return from `main`; Linux), whichever comes first. The global pool
+/// exits, whichever comes first: on every Unix when `main` returns or the program calls
+/// `std::process::exit`, on Windows when `main` returns (`std::process::exit` skips the
+/// exit handlers there), on other targets only when the pool ends. The global pool
 /// saves to `FILE` itself; the other pools to `FILE` with `-pool<N>` before the extension,
 /// `N` counting them in the order they were built, from 1. A value that does not end in
 /// `.json` or `.svg` is reported on stderr when the first pool is built, and nothing
