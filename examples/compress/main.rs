@@ -3,8 +3,8 @@
 //! Usage:
 //!
 //! ```text
-//! cargo run --release --example compress -- [DIR] [--level N] [--threads N] [--out DIR] [--quiet]
-//!                                            [--skip-dir NAME]... [--all-dirs]
+//! cargo run --release --example compress -- [DIR] [--level N] [--threads N] [--out DIR] [--force]
+//!                                            [--quiet] [--skip-dir NAME]... [--all-dirs]
 //!                                            [--timeline FILE.json|FILE.svg]
 //! ```
 //!
@@ -15,8 +15,10 @@
 //!   creating directories as needed. Without `--out` the run is a dry run:
 //!   every file is still compressed, but into a byte-counting sink, and
 //!   nothing is written.
+//! * `--force` — replace existing outputs, and compress files with a gzip suffix too
+//!   (as gzip -f).
 //! * `--quiet` — no progress bar, and no line per failed file as it happens (the
-//!   summary at the end still counts and lists the first few errors).
+//!   summary at the end still counts and lists the first few errors and warnings).
 //! * `--skip-dir NAME` — leave directories with this name out of the walk
 //!   (repeatable; default `target` and `.git`); `--all-dirs` walks everything.
 //! * `--timeline FILE` — record the pool's worker timeline and save it (Chrome Trace
@@ -30,14 +32,31 @@
 //! on its zlib-rs backend, the fastest of those measured in `docs/performance.md`). A
 //! progress bar (`indicatif`) shows files and MiB done, throughput and ETA on a
 //! terminal once the run has lasted a second (`progress.rs`). Every I/O problem is
-//! collected and reported at the end (`report.rs`); the process exits non-zero only
-//! when the arguments are bad or nothing at all could be compressed.
+//! reported on stderr as it happens and collected for the summary (`report.rs`).
+//!
+//! As gzip -r does, and as its users expect:
+//!
+//! * exit status 0 when all went well, 1 after any error (an unreadable file, a failed
+//!   write, bad arguments, an input directory that cannot be read: "cannot read DIR"),
+//!   else 2 after any warning; every other file is still compressed;
+//! * an existing output is kept, with a warning ("already exists; not overwritten"),
+//!   unless `--force`;
+//! * a file whose name has a gzip suffix (`.gz`, `.tgz`, `.z`, ...) is passed over
+//!   silently (the summary counts them), unless `--force`;
+//! * the header carries the input's name and modification time, and the output gets
+//!   the input's access and modification times, owner (where allowed) and permission
+//!   bits (`gzip -lv`, `gzip -d -N`);
+//! * SIGINT and SIGTERM (Ctrl-C on Windows) leave no partial output: outputs are written
+//!   under a temporary name and renamed when complete, and the temporaries are removed
+//!   before the process ends with the signal's status (`partial.rs`).
 //!
 //! Inputs are never overwritten: `--out` may not be the input directory; if it lies
 //! inside the input tree it is left out of the walk; no output is written inside the
-//! input tree otherwise, nor through a symlink or a file with other names (hard links).
+//! input tree otherwise, nor in place of a symlink or a file with other names (hard
+//! links), even with `--force`.
 
 mod gzip;
+mod partial;
 mod progress;
 mod report;
 mod walk;
@@ -75,6 +94,11 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 
+    /// Replace existing outputs, and compress files with a gzip suffix (.gz, .tgz, ...)
+    /// too, as gzip -f does.
+    #[arg(long, short)]
+    force: bool,
+
     /// Do not print a line for each failed file as it happens.
     #[arg(long, short)]
     quiet: bool,
@@ -92,12 +116,18 @@ struct Args {
     /// `.json` (open it in https://ui.perfetto.dev), an SVG for `.svg`.
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
+
+    /// For tests: print the progress bar's position on stderr at every update, without
+    /// drawing it (progress.rs).
+    #[arg(long, hide = true)]
+    progress_trace: bool,
 }
 
-/// Prints an argument error and returns the usage-error exit code.
-fn bad_args(msg: &str) -> ExitCode {
+/// Prints an error and returns gzip's exit status for errors, which it also uses for
+/// bad arguments.
+fn error(msg: &str) -> ExitCode {
     say_err(&format!("error: {msg}"));
-    ExitCode::from(2)
+    ExitCode::FAILURE
 }
 
 /// Resolves `--out`: creates it, and refuses the input directory itself.
@@ -118,23 +148,38 @@ fn resolve_target(out: &Path, root: &Path) -> Result<Target, String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        // `--help` and `--version` go to stdout and succeed; anything else is an error.
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    // Before any other thread starts (partial.rs).
+    partial::install();
 
-    let root = match fs::canonicalize(&args.dir) {
-        Ok(root) if root.is_dir() => root,
-        Ok(_) => return bad_args(&format!("{} is not a directory", args.dir.display())),
-        Err(e) => return bad_args(&format!("cannot open {}: {e}", args.dir.display())),
+    // A directory that is missing, unreadable or not a directory: said so, not found
+    // empty.
+    let root = match fs::canonicalize(&args.dir).and_then(|root| fs::read_dir(&root).map(|_| root))
+    {
+        Ok(root) => root,
+        Err(e) => return error(&format!("cannot read {}: {e}", args.dir.display())),
     };
     let target = match args.out.as_deref().map(|out| resolve_target(out, &root)) {
         None => None,
         Some(Ok(target)) => Some(target),
-        Some(Err(msg)) => return bad_args(&msg),
+        Some(Err(msg)) => return error(&msg),
     };
 
     if let Some(path) = &args.timeline {
         let ext = path.extension().and_then(|e| e.to_str());
         if !matches!(ext, Some("json" | "svg")) {
-            return bad_args(&format!(
+            return error(&format!(
                 "--timeline {}: the file must end in .json or .svg",
                 path.display()
             ));
@@ -149,7 +194,7 @@ fn main() -> ExitCode {
     }
     let pool = match builder.build() {
         Ok(pool) => pool,
-        Err(e) => return bad_args(&format!("cannot build thread pool: {e}")),
+        Err(e) => return error(&format!("cannot build thread pool: {e}")),
     };
 
     let report = Report::new(args.quiet);
@@ -158,10 +203,13 @@ fn main() -> ExitCode {
         target: target.as_ref(),
         skip_dirs: if args.all_dirs { &[] } else { &args.skip_dirs },
         level: Compression::new(args.level),
+        force: args.force,
         report: &report,
         start: Instant::now(),
     };
-    progress::around(&report, args.quiet, || walk::run(&pool, &job));
+    progress::around(&report, args.quiet, args.progress_trace, || {
+        walk::run(&pool, &job)
+    });
     let wall = job.start.elapsed();
 
     let text = summary(&report, target.as_ref(), wall, &pool.metrics());
@@ -180,25 +228,20 @@ fn main() -> ExitCode {
                 let _ = io::stdout().lock().write_all(line.as_bytes());
             }
             Err(e) => {
-                say_err(&format!(
-                    "error: cannot save the timeline to {}: {e}",
+                return error(&format!(
+                    "cannot save the timeline to {}: {e}",
                     path.display()
                 ));
-                return ExitCode::FAILURE;
             }
         }
     }
 
-    if report.compressed.load(Ordering::Relaxed) > 0 {
-        return ExitCode::SUCCESS;
-    }
+    // Not an error for gzip -r either, but worth a word.
     if report.found.load(Ordering::Relaxed) == 0 {
         say_err(&format!(
-            "error: no regular files found under {}",
+            "note: no files to compress under {}",
             root.display()
         ));
-    } else {
-        say_err("error: nothing was compressed");
     }
-    ExitCode::FAILURE
+    ExitCode::from(report.exit_status())
 }

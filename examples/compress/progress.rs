@@ -4,9 +4,13 @@
 //! (it runs alongside the compression, so until then the totals still grow and the bar
 //! says how many directories are left to read instead), drawn by `indicatif` from a
 //! thread that reads the tallies ten times a second: the compression tasks only bump
-//! counters.
+//! counters. The position moves as bytes are read, so a large file moves it too.
+//!
+//! For tests, `--progress-trace` (hidden from `--help`) runs the same thread with the bar
+//! never drawn and prints the bar's own position and length on stderr at every update:
+//! `progress <position>/<length> bytes <done>/<found> files`.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -35,14 +39,22 @@ pub fn println(line: &str) -> bool {
     }
 }
 
-/// Runs `work` while a thread keeps the bar up to date (if one should be shown at all).
-pub fn around<R>(report: &Report, quiet: bool, work: impl FnOnce() -> R) -> R {
-    if quiet || !std::io::stderr().is_terminal() {
+/// Takes the bar off the terminal (the process is about to end).
+pub fn clear() {
+    if let Some(bar) = BAR.get() {
+        bar.finish_and_clear();
+    }
+}
+
+/// Runs `work` while a thread keeps the bar up to date (if one should be shown at all,
+/// or `trace`d).
+pub fn around<R>(report: &Report, quiet: bool, trace: bool, work: impl FnOnce() -> R) -> R {
+    if !trace && (quiet || !std::io::stderr().is_terminal()) {
         return work();
     }
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        scope.spawn(|| draw(report, &done));
+        scope.spawn(|| draw(report, &done, trace));
         let result = work();
         done.store(true, Ordering::Relaxed);
         result
@@ -61,7 +73,7 @@ fn style(walking: bool) -> ProgressStyle {
         .progress_chars("=> ")
 }
 
-fn draw(report: &Report, done: &AtomicBool) {
+fn draw(report: &Report, done: &AtomicBool, trace: bool) {
     let start = Instant::now();
     // Updated from the start (so that the rate has a history), drawn after a second.
     let bar =
@@ -77,7 +89,7 @@ fn draw(report: &Report, done: &AtomicBool) {
             bar.set_style(style(false));
         }
         bar.set_length(report.found_bytes.load(Ordering::Relaxed));
-        bar.set_position(report.input_bytes.load(Ordering::Relaxed));
+        bar.set_position(report.progress_bytes.load(Ordering::Relaxed));
         let (files_done, files_found) = report.done_of_found();
         let dirs = report.walk_pending.load(Ordering::Relaxed);
         bar.set_message(if walking {
@@ -85,7 +97,14 @@ fn draw(report: &Report, done: &AtomicBool) {
         } else {
             format!("{files_done}/{files_found} files")
         });
-        if !shown && start.elapsed() >= SHOW_AFTER {
+        if trace {
+            let line = format!(
+                "progress {}/{} bytes {files_done}/{files_found} files\n",
+                bar.position(),
+                bar.length().unwrap_or(0)
+            );
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        } else if !shown && start.elapsed() >= SHOW_AFTER {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             shown = true;
         }

@@ -1,5 +1,6 @@
-//! The run's tallies (what was compressed, skipped, failed), the progress they feed, and
-//! the summary printed at the end.
+//! The run's tallies (what was compressed, skipped, failed), the progress they feed, the
+//! summary printed at the end, and the exit status: gzip's, 0 when all went well, 1 after
+//! any error, else 2 after any warning.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,7 +13,7 @@ use std::time::Duration;
 use crate::gzip::{Sizes, Target};
 use crate::progress;
 
-/// How many errors the summary lists (all are counted).
+/// How many errors, and how many warnings, the summary lists (all are counted).
 const SHOWN_ERRORS: usize = 5;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -23,6 +24,8 @@ pub enum Skip {
     Symlink,
     SkippedDir,
     NotRegular,
+    GzipSuffix,
+    Exists,
     Unreadable,
     WouldOverwriteInput,
     Failed,
@@ -34,17 +37,30 @@ impl Skip {
             Skip::Symlink => "symlink",
             Skip::SkippedDir => "directory left out (skip list)",
             Skip::NotRegular => "not a regular file",
+            Skip::GzipSuffix => "has a gzip suffix -- unchanged",
+            Skip::Exists => "output exists; not overwritten",
             Skip::Unreadable => "unreadable",
             Skip::WouldOverwriteInput => "would overwrite input",
             Skip::Failed => "failed",
         }
     }
 
-    /// Skips that are errors (listed in the error report), as opposed to
-    /// entries that are merely not eligible.
-    pub fn is_error(self) -> bool {
-        !matches!(self, Skip::Symlink | Skip::SkippedDir | Skip::NotRegular)
+    /// How serious the skip is: `None` for entries that are merely not eligible (gzip
+    /// -r also passes over a `.gz` silently); a kept output is a warning, as in gzip.
+    pub fn level(self) -> Option<Level> {
+        match self {
+            Skip::Symlink | Skip::SkippedDir | Skip::NotRegular | Skip::GzipSuffix => None,
+            Skip::Exists => Some(Level::Warning),
+            Skip::Unreadable | Skip::WouldOverwriteInput | Skip::Failed => Some(Level::Error),
+        }
     }
+}
+
+/// A skip that is reported with a message (and sets the exit status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Warning,
+    Error,
 }
 
 /// Shared tallies, updated by the walker and by every compression task.
@@ -57,10 +73,14 @@ pub struct Report {
     empty: AtomicUsize,
     pub input_bytes: AtomicU64,
     output_bytes: AtomicU64,
+    /// The progress bar's position: bytes read so far, plus the found bytes of the
+    /// files finished without reading them all.
+    pub progress_bytes: AtomicU64,
     /// Per skip reason: how many, and the first path seen.
     skipped: Mutex<BTreeMap<Skip, (usize, PathBuf)>>,
-    /// `(path, message)` for every error.
+    /// `(path, message)` for every error, and for every warning.
     errors: Mutex<Vec<(PathBuf, String)>>,
+    warnings: Mutex<Vec<(PathBuf, String)>>,
     /// Found files that were then not compressed (skipped or failed).
     pub failed_found: AtomicUsize,
     /// Directories found but not read yet; 0 once the walk is done.
@@ -79,8 +99,10 @@ impl Report {
             empty: AtomicUsize::new(0),
             input_bytes: AtomicU64::new(0),
             output_bytes: AtomicU64::new(0),
+            progress_bytes: AtomicU64::new(0),
             skipped: Mutex::new(BTreeMap::new()),
             errors: Mutex::new(Vec::new()),
+            warnings: Mutex::new(Vec::new()),
             failed_found: AtomicUsize::new(0),
             walk_pending: AtomicUsize::new(0),
             walk_done_ns: AtomicU64::new(0),
@@ -110,17 +132,47 @@ impl Report {
         self.output_bytes.fetch_add(sizes.output, Ordering::Relaxed);
     }
 
-    /// Records a skipped entry; `message` is given for errors.
+    /// `bytes` more were read from a file.
+    pub fn read(&self, bytes: u64) {
+        self.progress_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// A file the walk found with `found` bytes is finished, after `read` bytes were read
+    /// from it: the rest of it counts as done too, so that the bar reaches its end.
+    pub fn settle(&self, found: u64, read: u64) {
+        let rest = found.saturating_sub(read);
+        self.progress_bytes.fetch_add(rest, Ordering::Relaxed);
+    }
+
+    /// Records a skipped entry; `message` is given for errors and warnings, and printed
+    /// on stderr as it happens unless quiet.
     pub fn skip(&self, why: Skip, path: &Path, message: Option<String>) {
         lock(&self.skipped)
             .entry(why)
             .or_insert_with(|| (0, path.to_path_buf()))
             .0 += 1;
-        if let Some(message) = message {
-            if !self.quiet {
-                say_err(&format!("error: {}: {message}", path.display()));
-            }
-            lock(&self.errors).push((path.to_path_buf(), message));
+        let (Some(message), Some(level)) = (message, why.level()) else {
+            return;
+        };
+        let (prefix, list) = match level {
+            Level::Error => ("error", &self.errors),
+            Level::Warning => ("warning", &self.warnings),
+        };
+        if !self.quiet {
+            say_err(&format!("{prefix}: {}: {message}", path.display()));
+        }
+        lock(list).push((path.to_path_buf(), message));
+    }
+
+    /// gzip's exit status for the run so far: 1 after any error, else 2 after any
+    /// warning, else 0.
+    pub fn exit_status(&self) -> u8 {
+        if !lock(&self.errors).is_empty() {
+            1
+        } else if !lock(&self.warnings).is_empty() {
+            2
+        } else {
+            0
         }
     }
 }
@@ -153,6 +205,8 @@ pub fn summary(
     let skipped = lock(&report.skipped);
     let mut errors = lock(&report.errors).clone();
     errors.sort();
+    let mut warnings = lock(&report.warnings).clone();
+    warnings.sort();
 
     // Writing into a String cannot fail.
     let mut s = String::new();
@@ -187,12 +241,14 @@ pub fn summary(
     let _ = writeln!(s, "pool threads    {}", metrics.workers.len());
     let counts: Vec<u64> = metrics.workers.iter().map(|w| w.jobs_executed).collect();
     let _ = writeln!(s, "jobs/worker     {counts:?}");
-    let _ = writeln!(s, "errors          {}", errors.len());
-    for (path, msg) in errors.iter().take(SHOWN_ERRORS) {
-        let _ = writeln!(s, "  {}: {msg}", path.display());
-    }
-    if errors.len() > SHOWN_ERRORS {
-        let _ = writeln!(s, "  ... and {} more", errors.len() - SHOWN_ERRORS);
+    for (name, list) in [("errors", &errors), ("warnings", &warnings)] {
+        let _ = writeln!(s, "{name:<16}{}", list.len());
+        for (path, msg) in list.iter().take(SHOWN_ERRORS) {
+            let _ = writeln!(s, "  {}: {msg}", path.display());
+        }
+        if list.len() > SHOWN_ERRORS {
+            let _ = writeln!(s, "  ... and {} more", list.len() - SHOWN_ERRORS);
+        }
     }
     // Where the pool's time went: one row per worker (stealpool's metrics).
     let _ = writeln!(s, "pool metrics (per worker):");

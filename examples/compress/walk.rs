@@ -4,6 +4,7 @@
 //! for a sequential walk of the whole tree; on a large tree the workers no longer sit
 //! parked while one thread lists directories.
 
+use std::cell::Cell;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -11,7 +12,7 @@ use std::time::Instant;
 
 use flate2::Compression;
 
-use crate::gzip::{check_output, compress_one, Target};
+use crate::gzip::{check_output, compress_one, has_gzip_suffix, Target};
 use crate::report::{Report, Skip};
 
 /// What every task of the run shares.
@@ -20,13 +21,16 @@ pub struct Job<'a> {
     pub target: Option<&'a Target>,
     pub skip_dirs: &'a [String],
     pub level: Compression,
+    /// Replace existing outputs, and compress inputs with a gzip suffix too (gzip -f).
+    pub force: bool,
     pub report: &'a Report,
     pub start: Instant,
 }
 
 /// Walks `job.root` and compresses every regular file under it, in one scope on `pool`.
 /// Symlinks are never followed (reported as skipped, as are FIFOs, sockets and devices);
-/// the output directory is not entered.
+/// the output directory is not entered; files with a gzip suffix are passed over, as
+/// gzip -r passes over them, unless `force`.
 pub fn run(pool: &stealpool::ThreadPool, job: &Job<'_>) {
     job.report.walk_pending.fetch_add(1, Ordering::Relaxed);
     pool.scope(|s| walk_dir(s, job, job.root.to_path_buf()));
@@ -75,9 +79,12 @@ fn walk_dir<'s>(s: &stealpool::Scope<'s>, job: &'s Job<'s>, dir: PathBuf) {
             } else if !job.target.is_some_and(|t| t.is(&path, &meta)) {
                 subdirs.push(path);
             }
+        } else if kind.is_file() && !job.force && has_gzip_suffix(&entry.file_name()) {
+            report.skip(Skip::GzipSuffix, &path, None);
         } else if kind.is_file() {
-            report.found(meta.len());
-            s.spawn(move |_| compress_file(job, &path));
+            let len = meta.len();
+            report.found(len);
+            s.spawn(move |_| compress_file(job, &path, len));
         } else {
             report.skip(Skip::NotRegular, &path, None);
         }
@@ -101,23 +108,34 @@ fn walk_step_done(job: &Job<'_>) {
     }
 }
 
-fn compress_file(job: &Job<'_>, src: &Path) {
+/// Compresses the file at `src`, which the walk found with `len` bytes.
+fn compress_file(job: &Job<'_>, src: &Path, len: u64) {
     let report = job.report;
     let Ok(rel) = src.strip_prefix(job.root) else {
         return;
     };
+    let read = Cell::new(0);
+    let on_read = |n| {
+        read.set(read.get() + n);
+        report.read(n);
+    };
     let dest = job.target.map(|t| t.path_for(rel));
     let result = match (&dest, job.target) {
-        (Some(dest), Some(target)) => check_output(dest, job.root, target)
-            .map_err(|msg| (Skip::WouldOverwriteInput, msg))
-            .and_then(|()| compress_one(src, Some(dest), job.level)),
-        _ => compress_one(src, None, job.level),
+        (Some(dest), Some(target)) => check_output(dest, job.root, target, job.force)
+            .and_then(|()| compress_one(src, Some(dest), job.level, &on_read)),
+        _ => compress_one(src, None, job.level, &on_read),
     };
+    report.settle(len, read.get());
     match result {
         Ok(sizes) => report.done(sizes),
         Err((why, msg)) => {
             report.failed_found.fetch_add(1, Ordering::Relaxed);
-            report.skip(why, src, why.is_error().then_some(msg));
+            // A kept output is named by its own path, as gzip names it.
+            let path = match (why, &dest) {
+                (Skip::Exists, Some(dest)) => dest,
+                _ => src,
+            };
+            report.skip(why, path, Some(msg));
         }
     }
 }
