@@ -42,7 +42,7 @@
 //! `worker_thread` span per worker and, at the TRACE level under targets that start with
 //! `stealpool`, the events `job_injected` (on the thread that injects), `job_stolen`,
 //! `job_rescued`, `thread_idle` and `thread_active` (a worker's idle periods, with the
-//! time idle and parked): the README lists their fields.
+//! time idle and parked): `docs/rayon-core.md` lists their fields.
 //!
 //! **Design documents.** The package ships them in its `docs/` folder (on docs.rs: the
 //! crate's source view): `architecture.md` (which module does what, and the path a job

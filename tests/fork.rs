@@ -156,7 +156,7 @@ fn fork_one() -> Result<(), String> {
 /// The parent starts no thread while it forks (so it builds no pool): a `fork()` that
 /// lands while a std thread starts or exits leaves std's own thread-start lock (its
 /// stack-overflow bookkeeping, Rust 1.95) held in the child, and every std thread the
-/// child starts then hangs, whichever pool library made it (README, "fork").
+/// child starts then hangs, whichever pool library made it (`docs/rayon-core.md`, "Forking").
 fn start_parent_load(
     pool: &Arc<ThreadPool>,
     stop: &Arc<AtomicBool>,

@@ -11,7 +11,7 @@
 //! batch queue that is not the own deque, so these orders stay rayon-core's. Every scenario is written once and runs on both crates
 //! (`common::parity`): `sp::*` on stealpool, `rc::*` on rayon-core.
 //!
-//! Two orders are deliberately not rayon-core's and are not checked here (README,
+//! Two orders are deliberately not rayon-core's and are not checked here (`docs/rayon-core.md`,
 //! "Differences from rayon-core"): between top-level jobs of a worker whose deque stays
 //! full, stealpool's scheduling loop takes one injected job every 61 local ones, where
 //! rayon-core runs the local jobs first (`tests/lazy_join.rs:

@@ -1,5 +1,5 @@
 //! The `tracing` feature: a `worker_thread` span per worker, and events for injections,
-//! steals, rescues and idle periods, with the fields the README lists, seen by a
+//! steals, rescues and idle periods, with the fields `docs/rayon-core.md` lists, seen by a
 //! subscriber installed as the global default (workers are other threads). One test: the
 //! default is global.
 //!
@@ -92,7 +92,7 @@ fn spans_and_events_reach_a_global_subscriber() {
             "{:?}",
             counter.names.lock().unwrap()
         );
-        // The fields the README lists.
+        // The fields `docs/rayon-core.md` lists.
         assert_eq!(counter.fields("worker_thread"), ["worker"]);
         assert_eq!(counter.fields("job_injected"), ["queue_was_empty"]);
         assert_eq!(counter.fields("thread_idle"), ["worker"]);

@@ -77,7 +77,7 @@ fn yield_now_takes_injected_work_but_yield_local_does_not() {
 }
 
 #[test]
-/// A deliberate difference in scheduling order (README, "Differences from rayon-core"):
+/// A deliberate difference in scheduling order (`docs/rayon-core.md`, "Differences from rayon-core"):
 /// the search takes injected jobs *before* stealing from other workers (work from outside
 /// is not starved by a busy pool); rayon-core 1.13 steals first (registry.rs 833-842), and
 /// this test, with `"stolen"` expected, passes there.

@@ -23,7 +23,7 @@
 //! warns that the patch "was not used". Hence the `cargo tree` check.
 //!
 //! Everything `rayon` 1.x uses from rayon-core is here with rayon-core's signatures; the
-//! behaviour differs from rayon-core only where stealpool's README says so (for
+//! behaviour differs from rayon-core only where stealpool's `docs/rayon-core.md` says so (for
 //! example, the thread-count variable is `STEALPOOL_NUM_THREADS`, and a panicking `spawn`
 //! without a panic handler does not abort). stealpool's extras (pool metrics,
 //! `spawn_with_handle`, ...) are re-exported too.

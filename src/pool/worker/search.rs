@@ -12,7 +12,7 @@
 //!
 //! rayon-core steals from victims before it looks at the injector; here the injector
 //! comes first, so work from outside is not starved while the workers share their own
-//! (an order a program can see only with a victim blocked while holding work: README,
+//! (an order a program can see only with a victim blocked while holding work: `docs/rayon-core.md`,
 //! "Differences from rayon-core"; steals before the injector cost `par_iter` sum 25%
 //! here, `docs/performance.md`). A steal takes a batch
 //! (`steal_batch_and_pop`: the job returned and, in the same CAS, up to half of the rest,
