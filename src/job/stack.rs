@@ -72,8 +72,7 @@ where
     /// its owner took back.
     ///
     /// Takes `&self`, not `self`: moving the whole job into the call costs a copy that
-    /// the CPU cannot forward from the stores that built it (a stall of about 4 ns per
-    /// `join` measured with `perf annotate`).
+    /// the CPU cannot forward from the stores that built it, a stall on every `join`.
     ///
     /// # Safety
     /// No other thread may execute the job, now or later: it was never handed out, or the

@@ -40,9 +40,9 @@ use crate::sync::Ordering;
 pub(crate) const CAPACITY: usize = 64;
 
 /// Polls skipped after one found the deque still holding work ([`PendingHalves::skip_polls`]):
-/// about 0.3 µs of fine-grained `join`s, far below the microseconds a thief takes to
-/// arrive, and enough that the look at the deque (a line the thieves write) is paid once
-/// per that many `join`s, not on each.
+/// a few dozen fine-grained `join`s, far less time than a thief takes to arrive, and
+/// enough that the look at the deque (a line the thieves write) is paid once per that
+/// many `join`s, not on each.
 pub(crate) const POLLS_SKIPPED: u32 = 63;
 
 /// Where a popped half went.

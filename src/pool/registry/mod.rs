@@ -18,7 +18,11 @@
 //! * `global.rs`: the global pool;
 //! * `thread_builder.rs`: [`ThreadBuilder`] and the worker thread's body (`main_loop`);
 //! * `inject.rs`: injection, broadcasts, `in_worker` (inline, cold, cross-pool);
-//! * `lifecycle.rs`: the terminate count, termination, `wait_idle`, stopping.
+//! * `lifecycle.rs`: termination, `wait_idle`, stopping;
+//! * `terminate.rs`: the terminate count (the references that keep the workers alive),
+//!   its own type so that the loom model checks this very code;
+//! * `loader_lock.rs`: Windows' loader lock, under which no thread can start or finish
+//!   exiting (waits that would hang there fail with the reason instead).
 
 use crate::job::{JobFifo, JobRef};
 use crate::latch::{CoreLatch, LockLatch};

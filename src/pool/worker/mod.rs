@@ -273,9 +273,10 @@ impl WorkerThread {
     }
 
     /// `take_local_job`, except that every `FAIR_INTERVAL`-th call first takes one job
-    /// from the injector if it holds any: work from outside starts within a bounded
-    /// number of local jobs even while the own deque never runs dry (tokio's and Go's
-    /// global-queue interval). Only between top-level jobs (`Frame::Top`): inside a
+    /// from elsewhere, if there is any: the oldest job of the batch queue (what an earlier
+    /// batch steal brought), else the injector's oldest. Work from outside starts within a
+    /// bounded number of local jobs even while the own deque never runs dry (tokio's and
+    /// Go's global-queue interval). Only between top-level jobs (`Frame::Top`): inside a
     /// user's frame an injected job would overtake local work where rayon-core runs the
     /// local work, and the frame may hold a lock or a borrow the injected job takes.
     #[inline]

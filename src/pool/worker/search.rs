@@ -12,9 +12,10 @@
 //!
 //! rayon-core steals from victims before it looks at the injector; here the injector
 //! comes first, so work from outside is not starved while the workers share their own
-//! (an order a program can see only with a victim blocked while holding work: `docs/rayon-core.md`,
-//! "Differences from rayon-core"; steals before the injector cost `par_iter` sum 25%
-//! here, `docs/performance.md`). A steal takes a batch
+//! (an order a program can see only with a victim blocked while holding work:
+//! `docs/rayon-core.md`, "Differences from rayon-core"), and `par_iter` runs faster that
+//! way (`docs/performance.md`, "Measurements behind design choices"). A steal takes a
+//! batch
 //! (`steal_batch_and_pop`: the job returned and, in the same CAS, up to half of the rest,
 //! at most 32; all 32 from the FIFO injector), so a flood of tiny jobs costs one CAS per
 //! batch, not per job. The rest of a batch goes to the worker's **batch queue**, never to
@@ -28,8 +29,8 @@
 //! A round that found nothing but saw any `Steal::Retry` is repeated after a
 //! `crossbeam_utils::Backoff` step: `Retry` means "lost a race, the queue probably still
 //! has work", and treating it as `Empty` sends thieves to sleep exactly when there is the
-//! most work (experiment E4 in `docs/experiments.md`: 10 of 11 thieves quit at the first
-//! collision). Only a round in which every source answered `Empty` returns `None`, and
+//! most work (experiment E4 in `docs/experiments.md`, where thieves that take `Retry` for
+//! `Empty` quit at the first collision). Only a round in which every source answered `Empty` returns `None`, and
 //! only then may [`WorkerThread::wait_until`] go on toward parking.
 
 use super::WorkerThread;
