@@ -10,7 +10,7 @@
 //!
 //! * `DIR` — the tree to compress (default: the current directory).
 //! * `--level N` — gzip level, 0 (store) to 9 (best); default 6.
-//! * `--threads N` — pool size; 0 or absent uses the pool's default.
+//! * `--threads N` — pool size, at most 1024; 0 or absent uses the pool's default.
 //! * `--out DIR` — write `<DIR>/<relative path>.gz` for every input file,
 //!   creating directories as needed. Without `--out` the run is a dry run:
 //!   every file is still compressed, but into a byte-counting sink, and
@@ -27,12 +27,13 @@
 //! How it works (`walk.rs`): one `scope` on a pool built with `ThreadPoolBuilder`; a
 //! task per directory lists it with `std::fs` and spawns a task per regular file and per
 //! subdirectory, so compression starts with the first directory. Symlinks are never
-//! followed and are reported as skipped, as are FIFOs, sockets and devices. Each file
-//! task streams its file through a `GzEncoder` with `std::io::copy` (`gzip.rs`: flate2
-//! on its zlib-rs backend, the fastest of those measured in `docs/performance.md`). A
-//! progress bar (`indicatif`) shows files and MiB done, throughput and ETA on a
-//! terminal once the run has lasted a second (`progress.rs`). Every I/O problem is
-//! reported on stderr as it happens and collected for the summary (`report.rs`).
+//! followed (counted as skipped in the summary), nor is an input that became one after
+//! the walk saw it (the open refuses it). Each file task streams its file through a
+//! `GzEncoder` with `std::io::copy` (`gzip.rs`: flate2 on its zlib-rs backend, the
+//! fastest of those measured in `docs/performance.md`). A progress bar (`indicatif`)
+//! shows files and MiB done, throughput and ETA on a terminal once the run has lasted a
+//! second (`progress.rs`). Every I/O problem is reported on stderr as it happens and
+//! collected for the summary (`report.rs`).
 //!
 //! As gzip -r does, and as its users expect:
 //!
@@ -40,28 +41,40 @@
 //!   write, bad arguments, an input directory that cannot be read: "cannot read DIR"),
 //!   else 2 after any warning; every other file is still compressed;
 //! * an existing output is kept, with a warning ("already exists; not overwritten"),
-//!   unless `--force`;
+//!   unless `--force`, also one that appears while its input is compressed; with
+//!   `--force`, an output path that is a directory is an error;
+//! * FIFOs, sockets and devices, and set-user-ID, set-group-ID or sticky files (even
+//!   with `--force`), are passed over with gzip's warnings; a modification time that
+//!   the header cannot carry (before 1970, after 2106) is written as 0, with gzip's
+//!   warning;
 //! * a file whose name has a gzip suffix (`.gz`, `.tgz`, `.z`, ...) is passed over
 //!   silently (the summary counts them), unless `--force`;
 //! * the header carries the input's name and modification time, and the output gets
 //!   the input's access and modification times, owner (where allowed) and permission
 //!   bits (`gzip -lv`, `gzip -d -N`);
-//! * SIGINT and SIGTERM (Ctrl-C on Windows) leave no partial output: outputs are written
-//!   under a temporary name and renamed when complete, and the temporaries are removed
-//!   before the process ends with the signal's status (`partial.rs`).
+//! * SIGINT, SIGTERM, SIGHUP, SIGXCPU and SIGXFSZ (Ctrl-C on Windows) leave no partial
+//!   output: outputs are written under a temporary name and renamed when complete, and
+//!   the temporaries are removed before the process ends with the signal's status
+//!   (`partial.rs`).
 //!
-//! Inputs are never overwritten: `--out` may not be the input directory; if it lies
-//! inside the input tree it is left out of the walk; no output is written inside the
-//! input tree otherwise, nor in place of a symlink or a file with other names (hard
+//! Inputs are never overwritten (`output.rs`): `--out` may not be the input directory;
+//! if it lies inside the input tree it is left out of the walk (with a note saying so);
+//! no output is written inside the input tree otherwise, nor through a symlink to a
+//! directory below `--out`, nor in place of a symlink or a file with other names (hard
 //! links), even with `--force`.
+//!
+//! For tests, `COMPRESS_TEST_HOLD=DIR` in the environment holds every file task at two
+//! points, so that a test can change the tree there (`hold.rs`).
 
 mod gzip;
+mod hold;
+mod output;
 mod partial;
 mod progress;
 mod report;
 mod walk;
 
-use std::fs;
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -71,7 +84,7 @@ use std::time::Instant;
 use clap::Parser;
 use flate2::Compression;
 
-use gzip::{file_id, Target};
+use output::{file_id, Target};
 use report::{say_err, summary, Report};
 
 #[derive(Parser, Debug)]
@@ -86,9 +99,9 @@ struct Args {
           value_parser = clap::value_parser!(u32).range(0..=9))]
     level: u32,
 
-    /// Worker threads; 0 or absent means the pool's default.
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
+    /// Worker threads, at most 1024; 0 or absent means the pool's default.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=MAX_THREADS))]
+    threads: Option<u16>,
 
     /// Write `<OUT>/<relative path>.gz`; without it nothing is written (dry run).
     #[arg(long, value_name = "DIR")]
@@ -123,6 +136,12 @@ struct Args {
     progress_trace: bool,
 }
 
+/// The most worker threads `--threads` asks for. More would only add contention to a job
+/// bound by the cores and the disk; and far more can exhaust the process's memory
+/// mappings while the threads start, which the standard library reports by aborting
+/// from the new thread, where the pool's build cannot turn it into an error.
+const MAX_THREADS: i64 = 1024;
+
 /// Prints an error and returns gzip's exit status for errors, which it also uses for
 /// bad arguments.
 fn error(msg: &str) -> ExitCode {
@@ -144,7 +163,24 @@ fn resolve_target(out: &Path, root: &Path) -> Result<Target, String> {
             out.display()
         ));
     }
-    Ok(Target { root: out_root, id })
+    Ok(Target {
+        root: out_root,
+        id,
+        input: root.to_path_buf(),
+    })
+}
+
+/// Checks that the timeline can be saved at `path` before the run, rather than finding
+/// out after it: opens it for writing, without changing it if it exists, and removes it
+/// again if it did not.
+fn check_writable(path: &Path) -> io::Result<()> {
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            OpenOptions::new().write(true).open(path).map(drop)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn main() -> ExitCode {
@@ -170,17 +206,18 @@ fn main() -> ExitCode {
         Ok(root) => root,
         Err(e) => return error(&format!("cannot read {}: {e}", args.dir.display())),
     };
-    let target = match args.out.as_deref().map(|out| resolve_target(out, &root)) {
-        None => None,
-        Some(Ok(target)) => Some(target),
-        Some(Err(msg)) => return error(&msg),
-    };
-
+    // Everything that can fail before the run does so before --out is created.
     if let Some(path) = &args.timeline {
         let ext = path.extension().and_then(|e| e.to_str());
         if !matches!(ext, Some("json" | "svg")) {
             return error(&format!(
                 "--timeline {}: the file must end in .json or .svg",
+                path.display()
+            ));
+        }
+        if let Err(e) = check_writable(path) {
+            return error(&format!(
+                "cannot save the timeline to {}: {e}",
                 path.display()
             ));
         }
@@ -190,11 +227,17 @@ fn main() -> ExitCode {
         .thread_name(|i| format!("compress-{i}"))
         .timeline(args.timeline.is_some());
     if let Some(n) = args.threads {
-        builder = builder.num_threads(n);
+        builder = builder.num_threads(usize::from(n));
     }
     let pool = match builder.build() {
         Ok(pool) => pool,
         Err(e) => return error(&format!("cannot build thread pool: {e}")),
+    };
+
+    let target = match args.out.as_deref().map(|out| resolve_target(out, &root)) {
+        None => None,
+        Some(Ok(target)) => Some(target),
+        Some(Err(msg)) => return error(&msg),
     };
 
     let report = Report::new(args.quiet);

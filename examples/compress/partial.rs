@@ -6,13 +6,20 @@
 //! is created and renamed under that lock, so the list and the disk agree whenever the
 //! lock is free.
 //!
-//! On SIGINT, SIGTERM or SIGHUP (Unix), or Ctrl-C, Ctrl-Break or the console closing
-//! (Windows), a thread takes the lock for good, removes every temporary and ends the
-//! process: on Unix by the same signal, with its default action, as gzip does (a shell
-//! reports 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP); on Windows with exit status
-//! 130 (Ctrl-C, Ctrl-Break) or 143 (close, log-off, shutdown). A signal that was ignored
-//! when the process started (`nohup`, the background commands of a non-interactive
-//! shell) stays ignored, as in gzip.
+//! On SIGINT, SIGTERM, SIGHUP, SIGXCPU or SIGXFSZ (Unix), or Ctrl-C, Ctrl-Break or the
+//! console closing (Windows), a thread takes the lock for good, removes every temporary
+//! and ends the process: on Unix by the same signal, with its default action, as gzip
+//! does (a shell reports 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 152 for
+//! SIGXCPU, 153 for SIGXFSZ); on Windows with exit status 130 (Ctrl-C, Ctrl-Break) or
+//! 143 (close, log-off, shutdown). A signal that was ignored when the process started
+//! (`nohup`, the background commands of a non-interactive shell) stays ignored, as in
+//! gzip.
+//!
+//! SIGXCPU comes when the process has used up its CPU-time limit, and a SIGXFSZ sent
+//! with `kill` comes to the process too. The SIGXFSZ of a write past the file-size limit
+//! goes to the writing thread, which blocks it as every thread but the waiting one does:
+//! the write fails instead ("File too large"), as any failed write, and its temporary
+//! is removed.
 //!
 //! Elsewhere no handler is installed: the platform's default ends the process, which
 //! may leave a `.compress-*.tmp` behind, but still never a truncated `.gz`.
@@ -57,13 +64,73 @@ impl Partial {
         Ok((Partial { id, path }, file))
     }
 
-    /// Renames the complete output to `dest`, replacing any file there. The caller
-    /// closes its handle first (Windows renames a closed file more reliably).
-    pub fn commit(self, dest: &Path) -> io::Result<()> {
+    /// Gives the complete output the name `dest`; the caller closes its handle first
+    /// (Windows renames a closed file more reliably). With `replace`, any file at
+    /// `dest` is replaced (a rename). Without, an existing `dest` is kept: the output is
+    /// hard-linked to `dest`, which fails if anything is there, whenever it appeared,
+    /// and the temporary name is then removed. On a file system without hard links the
+    /// check and the rename are two steps, and an output that appears between them is
+    /// replaced.
+    ///
+    /// On failure the temporary is handed back, for [`Partial::discard`].
+    pub fn commit(self, dest: &Path, replace: bool) -> Result<(), (Partial, CommitError)> {
         let mut pending = pending();
-        fs::rename(&self.path, dest)?;
-        pending.remove(&self.id);
-        Ok(())
+        let result = if replace {
+            fs::rename(&self.path, dest).map_err(CommitError::Failed)
+        } else {
+            link_new(&self.path, dest)
+        };
+        match result {
+            Ok(()) => {
+                pending.remove(&self.id);
+                Ok(())
+            }
+            Err(e) => {
+                drop(pending);
+                Err((self, e))
+            }
+        }
+    }
+
+    /// Removes the temporary now; if it cannot be, a note for the error message that
+    /// names it, as it is left behind.
+    pub fn discard(self) -> Option<String> {
+        let removed = {
+            let mut pending = pending();
+            pending.remove(&self.id);
+            fs::remove_file(&self.path)
+        };
+        match removed {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Some(format!(
+                "; its temporary {} is left behind (cannot remove it: {e})",
+                self.path.display()
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// How [`Partial::commit`] failed.
+pub enum CommitError {
+    /// `dest` exists, and was not to be replaced.
+    Exists,
+    /// The rename or the link failed.
+    Failed(io::Error),
+    /// `dest` is in place, but the temporary name of the same file could not be removed.
+    Kept(io::Error),
+}
+
+/// Gives the file at `tmp` the name `dest` unless something is there, then removes the
+/// name `tmp`.
+fn link_new(tmp: &Path, dest: &Path) -> Result<(), CommitError> {
+    match fs::hard_link(tmp, dest) {
+        Ok(()) => fs::remove_file(tmp).map_err(CommitError::Kept),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(CommitError::Exists),
+        // No hard links here (FAT, some network file systems): check, then rename.
+        Err(_) => match fs::symlink_metadata(dest) {
+            Ok(_) => Err(CommitError::Exists),
+            Err(_) => fs::rename(tmp, dest).map_err(CommitError::Failed),
+        },
     }
 }
 
@@ -98,7 +165,13 @@ mod imp {
     use std::mem;
     use std::ptr;
 
-    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+    const SIGNALS: [libc::c_int; 5] = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGXCPU,
+        libc::SIGXFSZ,
+    ];
 
     pub fn install() {
         // SAFETY: the calls fill the zeroed structs they are given; a `sigset_t` and a

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::gzip::{Sizes, Target};
+use crate::gzip::Sizes;
+use crate::output::Target;
 use crate::progress;
 
 /// How many errors, and how many warnings, the summary lists (all are counted).
@@ -23,7 +24,11 @@ const MIB: f64 = 1024.0 * 1024.0;
 pub enum Skip {
     Symlink,
     SkippedDir,
+    OutputDir,
     NotRegular,
+    // Only Unix has these mode bits.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    SpecialMode,
     GzipSuffix,
     Exists,
     Unreadable,
@@ -36,7 +41,9 @@ impl Skip {
         match self {
             Skip::Symlink => "symlink",
             Skip::SkippedDir => "directory left out (skip list)",
+            Skip::OutputDir => "output directory (not walked)",
             Skip::NotRegular => "not a regular file",
+            Skip::SpecialMode => "set-user-ID/-group-ID or sticky",
             Skip::GzipSuffix => "has a gzip suffix -- unchanged",
             Skip::Exists => "output exists; not overwritten",
             Skip::Unreadable => "unreadable",
@@ -46,11 +53,14 @@ impl Skip {
     }
 
     /// How serious the skip is: `None` for entries that are merely not eligible (gzip
-    /// -r also passes over a `.gz` silently); a kept output is a warning, as in gzip.
+    /// -r also passes over a `.gz` silently); a kept output, a FIFO or a device, and a
+    /// set-user-ID, set-group-ID or sticky file are warnings, as in gzip. A symlink is
+    /// passed over silently: the walk never follows one, by design, where gzip -r tries
+    /// to and reports the refusal of its open as an error (and gzip -rf follows it).
     pub fn level(self) -> Option<Level> {
         match self {
-            Skip::Symlink | Skip::SkippedDir | Skip::NotRegular | Skip::GzipSuffix => None,
-            Skip::Exists => Some(Level::Warning),
+            Skip::Symlink | Skip::SkippedDir | Skip::OutputDir | Skip::GzipSuffix => None,
+            Skip::Exists | Skip::NotRegular | Skip::SpecialMode => Some(Level::Warning),
             Skip::Unreadable | Skip::WouldOverwriteInput | Skip::Failed => Some(Level::Error),
         }
     }
@@ -151,9 +161,24 @@ impl Report {
             .entry(why)
             .or_insert_with(|| (0, path.to_path_buf()))
             .0 += 1;
-        let (Some(message), Some(level)) = (message, why.level()) else {
-            return;
-        };
+        if let (Some(message), Some(level)) = (message, why.level()) {
+            self.tell(level, path, message);
+        }
+    }
+
+    /// Records a warning about a file that was compressed all the same.
+    pub fn warn(&self, path: &Path, message: String) {
+        self.tell(Level::Warning, path, message);
+    }
+
+    /// Prints a note about `path` on stderr unless quiet; it changes no exit status.
+    pub fn note(&self, path: &Path, message: &str) {
+        if !self.quiet {
+            say_err(&format!("note: {}: {message}", path.display()));
+        }
+    }
+
+    fn tell(&self, level: Level, path: &Path, message: String) {
         let (prefix, list) = match level {
             Level::Error => ("error", &self.errors),
             Level::Warning => ("warning", &self.warnings),

@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use flate2::Compression;
 
-use crate::gzip::{check_output, compress_one, has_gzip_suffix, Target};
+use crate::gzip::{compress_one, has_gzip_suffix, ignored};
+use crate::output::{Output, Target};
 use crate::report::{Report, Skip};
 
 /// What every task of the run shares.
@@ -28,9 +29,10 @@ pub struct Job<'a> {
 }
 
 /// Walks `job.root` and compresses every regular file under it, in one scope on `pool`.
-/// Symlinks are never followed (reported as skipped, as are FIFOs, sockets and devices);
-/// the output directory is not entered; files with a gzip suffix are passed over, as
-/// gzip -r passes over them, unless `force`.
+/// Symlinks are never followed (counted as skipped); FIFOs, sockets, devices and
+/// set-user-ID, set-group-ID or sticky files are passed over with gzip's warnings; the
+/// output directory is not entered (a note says so); files with a gzip suffix are passed
+/// over, as gzip -r passes over them, unless `force`.
 pub fn run(pool: &stealpool::ThreadPool, job: &Job<'_>) {
     job.report.walk_pending.fetch_add(1, Ordering::Relaxed);
     pool.scope(|s| walk_dir(s, job, job.root.to_path_buf()));
@@ -76,17 +78,22 @@ fn walk_dir<'s>(s: &stealpool::Scope<'s>, job: &'s Job<'s>, dir: PathBuf) {
                 .any(|name| entry.file_name() == name.as_str())
             {
                 report.skip(Skip::SkippedDir, &path, None);
-            } else if !job.target.is_some_and(|t| t.is(&path, &meta)) {
+            } else if job.target.is_some_and(|t| t.is(&path, &meta)) {
+                // What lands in it are outputs: none may be taken for an input.
+                report.skip(Skip::OutputDir, &path, None);
+                let msg = "the output directory, inside the input tree: left out of the walk";
+                report.note(&path, msg);
+            } else {
                 subdirs.push(path);
             }
         } else if kind.is_file() && !job.force && has_gzip_suffix(&entry.file_name()) {
             report.skip(Skip::GzipSuffix, &path, None);
-        } else if kind.is_file() {
+        } else if let Some((why, msg)) = ignored(&meta) {
+            report.skip(why, &path, Some(msg));
+        } else {
             let len = meta.len();
             report.found(len);
             s.spawn(move |_| compress_file(job, &path, len));
-        } else {
-            report.skip(Skip::NotRegular, &path, None);
         }
     }
     // Subdirectories last: the deque is LIFO, so this worker walks on first while
@@ -119,23 +126,32 @@ fn compress_file(job: &Job<'_>, src: &Path, len: u64) {
         read.set(read.get() + n);
         report.read(n);
     };
-    let dest = job.target.map(|t| t.path_for(rel));
-    let result = match (&dest, job.target) {
-        (Some(dest), Some(target)) => check_output(dest, job.root, target, job.force)
-            .and_then(|()| compress_one(src, Some(dest), job.level, &on_read)),
-        _ => compress_one(src, None, job.level, &on_read),
+    let out = job.target.map(|target| Output {
+        target,
+        rel,
+        force: job.force,
+    });
+    let result = match &out {
+        Some(out) => out
+            .check()
+            .and_then(|()| compress_one(src, Some(out), job.level, &on_read)),
+        None => compress_one(src, None, job.level, &on_read),
     };
     report.settle(len, read.get());
     match result {
-        Ok(sizes) => report.done(sizes),
+        Ok(done) => {
+            report.done(done.sizes);
+            if let Some(warning) = done.warning {
+                report.warn(src, warning);
+            }
+        }
         Err((why, msg)) => {
             report.failed_found.fetch_add(1, Ordering::Relaxed);
             // A kept output is named by its own path, as gzip names it.
-            let path = match (why, &dest) {
-                (Skip::Exists, Some(dest)) => dest,
-                _ => src,
-            };
-            report.skip(why, path, Some(msg));
+            match (why, &out) {
+                (Skip::Exists, Some(out)) => report.skip(why, &out.path(), Some(msg)),
+                _ => report.skip(why, src, Some(msg)),
+            }
         }
     }
 }
