@@ -61,7 +61,9 @@ use std::sync::Arc;
 /// saves to `FILE` itself; the other pools to `FILE` with `-pool<N>` before the extension,
 /// `N` counting them in the order they were built, from 1. A value that does not end in
 /// `.json` or `.svg` is reported on stderr when the first pool is built, and nothing
-/// records. Empty counts as unset.
+/// records. Empty counts as unset. Every process that reads the variable writes the same
+/// path: give each process its own (a test runner's several test binaries, say), or the
+/// last to save wins.
 ///
 /// Recording keeps every event (24 bytes each) for the pool's whole life: meant for a run
 /// one wants to look at, not for a long-lived service.
