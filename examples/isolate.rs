@@ -81,16 +81,25 @@ fn entered_again(pool: &ThreadPool, how: How) -> bool {
     })
 }
 
-fn main() {
-    let pool = ThreadPoolBuilder::new()
+/// A pool of two workers, isolating every job or not (the builder's choice wins over
+/// `STEALPOOL_ISOLATE_WAITS`).
+fn pool(isolate_waits: bool) -> ThreadPool {
+    ThreadPoolBuilder::new()
         .num_threads(2)
-        .isolate_waits(false)
+        .isolate_waits(isolate_waits)
         .build()
-        .expect("cannot build the pool");
-    let plain = (0..20).filter(|_| entered_again(&pool, How::Plain)).count();
-    let isolated = (0..20)
-        .filter(|_| entered_again(&pool, How::Isolated))
-        .count();
+        .expect("cannot build the pool")
+}
+
+/// Rounds of `how` on `pool` in which the section was entered again, out of 20.
+fn rounds_entered_again(pool: &ThreadPool, how: How) -> usize {
+    (0..20).filter(|_| entered_again(pool, how)).count()
+}
+
+fn main() {
+    let plain_pool = pool(false);
+    let plain = rounds_entered_again(&plain_pool, How::Plain);
+    let isolated = rounds_entered_again(&plain_pool, How::Isolated);
     println!("section entered again while waiting: {plain} of 20 rounds without isolate, {isolated} inside isolate");
     assert_eq!(
         plain, 20,
@@ -104,17 +113,10 @@ fn main() {
     // The same code without `isolate`, on a pool that isolates every job (the builder's
     // switch; STEALPOOL_ISOLATE_WAITS=1 turns it on for every pool whose builder does not
     // choose, the global pool included).
-    let strict = ThreadPoolBuilder::new()
-        .num_threads(2)
-        .isolate_waits(true)
-        .build()
-        .expect("cannot build the pool");
-    let strict_count = (0..20)
-        .filter(|_| entered_again(&strict, How::Plain))
-        .count();
-    println!("with isolate_waits(true) and no isolate in the code: {strict_count} of 20");
+    let strict = rounds_entered_again(&pool(true), How::Plain);
+    println!("with isolate_waits(true) and no isolate in the code: {strict} of 20");
     assert_eq!(
-        strict_count, 0,
+        strict, 0,
         "isolate_waits let a waiting worker run an outside job"
     );
 }
