@@ -1,6 +1,7 @@
 //! Isolated waits: [`isolate`] and [`ThreadPool::isolate`] (`docs/isolation.md`).
 
-use crate::pool::registry;
+use crate::pool::global;
+use crate::pool::worker;
 use crate::thread_pool::ThreadPool;
 
 /// Runs `op` on a worker of the current pool (the global pool from outside any pool) so
@@ -66,7 +67,7 @@ where
     OP: FnOnce() -> R + Send,
     R: Send,
 {
-    registry::in_worker(|worker, _| worker.isolate(op))
+    global::in_worker(|worker, _| worker.isolate(op))
 }
 
 impl ThreadPool {
@@ -91,6 +92,6 @@ impl ThreadPool {
         OP: FnOnce() -> R + Send,
         R: Send,
     {
-        self.registry.in_worker(|worker, _| worker.isolate(op))
+        worker::in_worker_of(&self.registry, |worker, _| worker.isolate(op))
     }
 }

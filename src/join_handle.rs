@@ -9,7 +9,9 @@
 //! job wakes the task's waker. The name follows `futures::task::SpawnExt::spawn_with_handle`.
 
 use crate::latch::CoreLatch;
-use crate::pool::registry::{report_panic, PanicHandler, Registry};
+use crate::pool::config::PanicHandler;
+use crate::pool::global;
+use crate::pool::registry::{report_panic, Registry};
 use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
 use crate::spawn::{spawn_job_in, Order};
@@ -116,7 +118,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    spawn_with_handle_in(func, &Registry::current())
+    spawn_with_handle_in(func, &global::current_registry())
 }
 
 /// Spawns `func` into `registry` with a handle.

@@ -93,101 +93,25 @@ pub use crate::builder::{
 #[allow(deprecated)]
 pub use crate::deprecated::{initialize, Configuration};
 pub use crate::isolate::isolate;
-pub use crate::join::{join, join_context};
+pub use crate::join::{join, join_context, FnContext};
 pub use crate::join_handle::{spawn_with_handle, JoinHandle};
 pub use crate::metrics::{PoolMetrics, WorkerMetrics};
-pub use crate::pool::registry::ThreadBuilder;
+pub use crate::pool::worker::ThreadBuilder;
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
+#[doc(hidden)]
+pub use crate::sync::barrier::current_mode as __barrier_mode;
 #[cfg(feature = "timeline")]
 #[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
 pub use crate::thread_pool::timeline;
 pub use crate::thread_pool::{
-    current_num_threads, current_thread_has_pending_tasks, current_thread_index, metrics,
-    wait_idle, yield_local, yield_now, ThreadPool, WaitError, Yield,
+    current_num_threads, current_thread_has_pending_tasks, current_thread_index, max_num_threads,
+    metrics, wait_idle, yield_local, yield_now, ThreadPool, WaitError, Yield,
 };
 #[cfg(feature = "timeline")]
 #[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
 #[doc(inline)]
 pub use stealpool_timeline::{JobSource, Timeline, TimelineEvent, TimelineEventKind, TIMELINE_ENV};
-
-use std::marker::PhantomData;
-
-/// The largest number of worker threads a pool can have: 65,535.
-///
-/// The sleep module packs thread counts into 16-bit fields; larger requests are clamped
-/// to this, as in rayon-core (whose limit comes from the same packing).
-///
-/// ```
-/// assert_eq!(stealpool::max_num_threads(), usize::from(u16::MAX)); // 65,535
-/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
-/// assert!(pool.current_num_threads() <= stealpool::max_num_threads());
-/// ```
-pub fn max_num_threads() -> usize {
-    sleep::THREADS_MAX
-}
-
-/// What a closure passed to [`join_context`] learns about where it runs.
-///
-/// Not `Send`/`Sync`: it describes the current call on the current thread.
-///
-/// ```
-/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-/// let (a, b) = pool.install(|| {
-///     stealpool::join_context(|ctx: stealpool::FnContext| ctx.migrated(), |_| 2 + 2)
-/// });
-/// assert!(!a); // the first closure ran on the calling worker
-/// assert_eq!(b, 4);
-/// ```
-#[derive(Debug)]
-pub struct FnContext {
-    /// What [`FnContext::migrated`] returns.
-    migrated: bool,
-    /// Makes the context neither `Send` nor `Sync`.
-    _marker: PhantomData<*mut ()>,
-}
-
-impl FnContext {
-    /// A context whose [`migrated`](FnContext::migrated) answers `migrated`.
-    #[inline]
-    fn new(migrated: bool) -> Self {
-        FnContext {
-            migrated,
-            _marker: PhantomData,
-        }
-    }
-
-    /// `true` if the closure was not run directly by the [`join_context`] call on the
-    /// calling worker: it was stolen by another worker, the whole call came from outside
-    /// the pool (and so runs on a worker), or, rarely, the calling worker itself picked the
-    /// second closure up from its deque while waiting for other work (same thread, but
-    /// reported as migrated, as in rayon-core). `false` means it runs on the calling
-    /// worker, called directly by `join_context`. One difference from rayon-core: after
-    /// the first closure panicked, a second closure that nobody took is run directly
-    /// (`false`); rayon-core runs it through its wait and reports `true`.
-    ///
-    /// ```
-    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    /// // On a worker, the first closure runs right there: not migrated.
-    /// let (a, _) = pool.install(|| stealpool::join_context(|ctx| ctx.migrated(), |_| ()));
-    /// assert!(!a);
-    /// // From outside any pool, the whole call moves onto a worker: migrated.
-    /// let (a, _) = stealpool::join_context(|ctx| ctx.migrated(), |_| ());
-    /// assert!(a);
-    /// ```
-    #[inline]
-    pub fn migrated(&self) -> bool {
-        self.migrated
-    }
-}
-
-/// The process's barrier mode (`sync/barrier/`), for `tests/membarrier_refused.rs`:
-/// `"fences"` until the membarrier registration is published, `"expedited"` after,
-/// `"failed"` once a membarrier was refused after that. Not an API.
-#[doc(hidden)]
-pub fn __barrier_mode() -> &'static str {
-    crate::sync::barrier::mode_name()
-}
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

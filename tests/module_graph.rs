@@ -1,13 +1,16 @@
-//! The crate's layout, checked: no cycle among the top-level modules of `src/` (each
-//! layer imports only those below it, `docs/architecture.md`, "Layers"), and no source
-//! file over 450 lines.
+//! The crate's layout, checked: no cycle among the modules of any folder of `src/` (the
+//! top level: each layer imports only those below it, `docs/architecture.md`, "Layers";
+//! and the same inside every folder), `lib.rs` holds only declarations and re-exports, and
+//! no source file is over 450 lines.
 //!
-//! An edge `a -> b` is any path into module `b` written in module `a`'s files:
-//! `crate::b::...`, `crate::{b, ...}`, `super::` chains that climb to the crate root, and
-//! the names `lib.rs` re-exports from `b` (`crate::ThreadPool` is an edge to
-//! `thread_pool`). Comments are skipped, and so is unit-test code (`test.rs` files and
-//! `#[cfg(test)]` modules), which may build a pool to test a lower layer.
-//! `cargo test --test module_graph -- --nocapture` prints the graph.
+//! An edge `a -> b` in folder `f` is a path written in a file of `f`'s child module `a`
+//! that reaches into its sibling `b`: `crate::f::b::...`, `crate::{...}` groups, `super::`
+//! and `self::` chains, and names re-exported by `lib.rs` or a `mod.rs` (a name
+//! `worker/mod.rs` re-exports from `worker/entry.rs` is an edge to `entry`). A name the
+//! folder's own `mod.rs` defines is the folder itself, not a sibling. Comments are
+//! skipped, and so is unit-test code (`test.rs` and `tests.rs` files and `#[cfg(test)]`
+//! modules), which may build a pool to test a lower layer.
+//! `cargo test --test module_graph -- --nocapture` prints every folder's graph.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -16,11 +19,14 @@ use std::path::{Path, PathBuf};
 /// The longest source file the layout allows.
 const MAX_LINES: usize = 450;
 
+/// A module path below the crate root: `["pool", "worker", "entry"]`.
+type ModPath = Vec<String>;
+
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// Every `.rs` file under `dir`, with its module path relative to `src/`.
+/// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).expect("src/ is readable") {
         let path = entry.expect("a directory entry").path();
@@ -32,17 +38,23 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `src/a/b/c.rs` -> ["a", "b", "c"]; `src/a/mod.rs` -> ["a"]; `src/a.rs` -> ["a"].
-fn module_path(file: &Path) -> Vec<String> {
+/// `src/a/b/c.rs` -> ["a", "b", "c"]; `src/a/mod.rs` -> ["a"]; `src/lib.rs` -> [].
+fn module_path(file: &Path) -> ModPath {
     let rel = file.strip_prefix(src_dir()).expect("under src/");
-    let mut parts: Vec<String> = rel
+    let mut parts: ModPath = rel
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
         .collect();
-    if parts.last().is_some_and(|p| p == "mod") {
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
         parts.pop();
     }
     parts
+}
+
+/// Unit-test files: `test.rs`, `tests.rs`.
+fn is_test_file(file: &Path) -> bool {
+    file.file_stem()
+        .is_some_and(|s| s == "test" || s == "tests")
 }
 
 /// The text without `//` comments (doc comments included) and `/* */` comments. String
@@ -99,131 +111,218 @@ fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-/// The identifier at the start of `s` (after whitespace).
-fn leading_ident(s: &str) -> &str {
-    let s = s.trim_start();
-    let end = s.find(|c: char| !is_ident_char(c)).unwrap_or(s.len());
-    &s[..end]
-}
-
-/// The first identifier of each top-level item of the `{ ... }` group `s` starts with.
-fn group_heads(s: &str) -> Vec<String> {
-    let mut heads = Vec::new();
-    let mut depth = 0;
-    let mut item_start = 1;
-    for (i, c) in s.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' | ',' if depth == 1 => {
-                heads.push(leading_ident(&s[item_start..i]).to_string());
-                item_start = i + 1;
-                if c == '}' {
-                    break;
+/// The paths written at the start of `s`: `a::b::C` gives one, `a::{b, c::{D, E}}` gives
+/// `a::b`, `a::c::D` and `a::c::E`. Each path is paired with the name it binds when it is
+/// imported (the last segment, or its `as` alias).
+fn parse_tree(s: &str, prefix: &ModPath, out: &mut Vec<(ModPath, String)>) {
+    let mut path = prefix.clone();
+    let mut rest = s;
+    loop {
+        rest = rest.trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let mut item_start = 0;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' | ',' if depth == 1 => {
+                        parse_tree(&group[item_start..i], &path, out);
+                        item_start = i + 1;
+                        if c == '}' {
+                            return;
+                        }
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
                 }
             }
-            '}' => depth -= 1,
-            _ => {}
+            return;
+        }
+        let end = rest.find(|c: char| !is_ident_char(c)).unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        path.push(rest[..end].to_string());
+        rest = &rest[end..];
+        match rest.strip_prefix("::") {
+            Some(after) => rest = after,
+            None => break,
         }
     }
-    heads.retain(|h| !h.is_empty());
-    heads
+    if path.len() == prefix.len() {
+        return;
+    }
+    let rest = rest.trim_start();
+    let name = match rest.strip_prefix("as ") {
+        Some(alias) => {
+            let alias = alias.trim_start();
+            let end = alias
+                .find(|c: char| !is_ident_char(c))
+                .unwrap_or(alias.len());
+            alias[..end].to_string()
+        }
+        None => path.last().expect("not empty").clone(),
+    };
+    out.push((path, name));
 }
 
-/// The names directly after each occurrence of `prefix` (a path that ends at the crate
-/// root), expanding `{ ... }` groups.
-fn names_after(text: &str, prefix: &str, out: &mut Vec<String>) {
+/// The absolute paths that start at each `crate::`, `super::` or `self::` in `text`, a
+/// file of module `here`, with the names they bind.
+fn absolute_paths(text: &str, here: &ModPath) -> Vec<(ModPath, String)> {
+    let mut out = Vec::new();
     let mut from = 0;
-    while let Some(i) = text[from..].find(prefix) {
+    while let Some(i) = text[from..].find(|c: char| c == 'c' || c == 's') {
         let start = from + i;
-        from = start + prefix.len();
-        // Not the tail of a longer path or identifier (`foo_crate::`, `a::super::`).
+        from = start + 1;
+        // Not the tail of a longer path or identifier (`my_crate::`, `a::super::`).
         if text[..start].ends_with(|c: char| is_ident_char(c) || c == ':') {
             continue;
         }
-        let rest = &text[from..];
-        if rest.starts_with('{') {
-            out.extend(group_heads(rest));
+        let rest = &text[start..];
+        let (base, after) = if let Some(after) = rest.strip_prefix("crate::") {
+            (Vec::new(), after)
+        } else if let Some(after) = rest.strip_prefix("self::") {
+            (here.clone(), after)
+        } else if rest.starts_with("super::") {
+            let mut base = here.clone();
+            let mut after = rest;
+            while let Some(next) = after.strip_prefix("super::") {
+                base.pop();
+                after = next;
+            }
+            (base, after)
         } else {
-            out.push(leading_ident(rest).to_string());
-        }
+            continue;
+        };
+        parse_tree(after, &base, &mut out);
+        from = text.len() - after.len();
     }
+    out
 }
 
-/// Names `lib.rs` re-exports, mapped to the module they come from.
-fn root_reexports(lib: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let mut names = BTreeMap::new();
-    for stmt in lib.split(';') {
-        let Some(at) = stmt.find("use crate::") else {
+/// The `pub` / `pub(crate)` / `pub(super)` `use` statements of a file of module `here`:
+/// the absolute path each binds in `here`, mapped to the path it names. Bare paths
+/// (`use entry::X`) start at a child module of `here`.
+fn reexports(
+    text: &str,
+    here: &ModPath,
+    modules: &BTreeSet<ModPath>,
+) -> BTreeMap<ModPath, ModPath> {
+    let mut map = BTreeMap::new();
+    for stmt in text.split(';') {
+        let Some(at) = stmt.find("use ") else {
             continue;
         };
-        let path = &stmt[at + "use crate::".len()..];
-        let module = leading_ident(path);
-        if !modules.contains(module) {
+        if !stmt[..at]
+            .trim_end()
+            .ends_with(|c: char| c == 'b' || c == ')')
+        {
             continue;
         }
-        let last = path.rsplit("::").next().unwrap_or("").trim();
-        let items: Vec<&str> = if last.starts_with('{') {
-            last.trim_matches(|c| c == '{' || c == '}')
-                .split(',')
-                .collect()
-        } else {
-            vec![last]
-        };
-        for item in items {
-            let name = item.split_whitespace().last().unwrap_or("");
-            if !name.is_empty() {
-                names.insert(name.to_string(), module.to_string());
+        let tree = &stmt[at + "use ".len()..];
+        let mut paths = absolute_paths(tree, here);
+        if paths.is_empty() {
+            let mut child = here.clone();
+            child.push(
+                tree.trim_start()
+                    .split("::")
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            );
+            if modules.contains(&child) {
+                parse_tree(tree, here, &mut paths);
+            }
+        }
+        for (path, name) in paths {
+            let mut bound = here.clone();
+            bound.push(name);
+            if bound != path {
+                map.insert(bound, path);
             }
         }
     }
-    names
+    map
 }
 
-/// The top-level module graph: module -> the modules its files name.
-fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+/// Every folder's graph: folder -> (child module -> the siblings its files name).
+fn module_graphs() -> BTreeMap<ModPath, BTreeMap<String, BTreeSet<String>>> {
     let mut files = Vec::new();
     rust_files(&src_dir(), &mut files);
-    let modules: BTreeSet<String> = files
+    files.retain(|f| !is_test_file(f));
+    let texts: Vec<(ModPath, String)> = files
         .iter()
-        .map(|f| module_path(f))
-        .filter(|p| !p.is_empty() && p[0] != "lib")
-        .map(|p| p[0].clone())
+        .map(|f| {
+            let text = fs::read_to_string(f).expect("a source file");
+            (module_path(f), strip_test_modules(&strip_comments(&text)))
+        })
         .collect();
-    let lib = strip_comments(&fs::read_to_string(src_dir().join("lib.rs")).expect("lib.rs"));
-    let reexports = root_reexports(&lib, &modules);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = modules
-        .iter()
-        .map(|m| (m.clone(), BTreeSet::new()))
-        .collect();
-    for file in &files {
-        let path = module_path(file);
-        if path.is_empty() || path[0] == "lib" || path.last().is_some_and(|p| p == "test") {
-            continue;
-        }
-        let text = strip_test_modules(&strip_comments(
-            &fs::read_to_string(file).expect("a source file"),
-        ));
-        let mut names = Vec::new();
-        names_after(&text, "crate::", &mut names);
-        // `super::` repeated as often as the file is deep reaches the crate root.
-        names_after(&text, &"super::".repeat(path.len()), &mut names);
-        for name in names {
-            let target = if modules.contains(&name) {
-                Some(&name)
-            } else {
-                reexports.get(&name)
-            };
-            if let Some(target) = target {
-                if *target != path[0] {
-                    graph
-                        .get_mut(&path[0])
-                        .expect("a module")
-                        .insert(target.clone());
-                }
-            }
+    let mut modules: BTreeSet<ModPath> = BTreeSet::new();
+    for (path, _) in &texts {
+        for len in 0..=path.len() {
+            modules.insert(path[..len].to_vec());
         }
     }
-    graph
+    let mut renames = BTreeMap::new();
+    for (here, text) in &texts {
+        renames.extend(reexports(text, here, &modules));
+    }
+    // Follows re-exports to where a name is defined. A module wins over a re-exported
+    // function of the same name (`crate::metrics::...` is the module, not the function
+    // `lib.rs` re-exports from `thread_pool`).
+    let resolve = |mut path: ModPath| -> ModPath {
+        for _ in 0..8 {
+            let found = (1..=path.len()).rev().find_map(|len| {
+                let prefix = &path[..len];
+                if modules.contains(prefix) {
+                    return None;
+                }
+                renames.get(prefix).map(|to| (len, to.clone()))
+            });
+            match found {
+                Some((len, to)) => {
+                    let mut next = to;
+                    next.extend_from_slice(&path[len..]);
+                    path = next;
+                }
+                None => break,
+            }
+        }
+        path
+    };
+    let mut graphs: BTreeMap<ModPath, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for folder in &modules {
+        let children: BTreeMap<String, BTreeSet<String>> = modules
+            .iter()
+            .filter(|m| m.len() == folder.len() + 1 && m.starts_with(folder))
+            .map(|m| (m[folder.len()].clone(), BTreeSet::new()))
+            .collect();
+        if !children.is_empty() {
+            graphs.insert(folder.clone(), children);
+        }
+    }
+    for (here, text) in &texts {
+        for (path, _) in absolute_paths(text, here) {
+            let target = resolve(path);
+            let common = here.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            if common == here.len() || common == target.len() {
+                continue;
+            }
+            let folder = here[..common].to_vec();
+            let (from, to) = (&here[common], &target[common]);
+            let mut sibling = folder.clone();
+            sibling.push(to.clone());
+            if !modules.contains(&sibling) {
+                continue; // an item of the folder's own `mod.rs`
+            }
+            graphs
+                .get_mut(&folder)
+                .and_then(|g| g.get_mut(from))
+                .expect("a child of the folder")
+                .insert(to.clone());
+        }
+    }
+    graphs
 }
 
 /// A cycle of `graph`, if it has one, as the list of modules along it.
@@ -273,43 +372,100 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     None
 }
 
-#[test]
-fn the_top_level_modules_form_no_cycle() {
-    let graph = module_graph();
-    for (module, deps) in &graph {
-        let deps: Vec<&str> = deps.iter().map(String::as_str).collect();
-        println!("{module} -> {}", deps.join(", "));
-    }
-    if let Some(cycle) = find_cycle(&graph) {
-        panic!(
-            "the top-level modules of src/ form a cycle: {} (docs/architecture.md, \"Layers\")",
-            cycle.join(" -> ")
-        );
+fn folder_name(folder: &ModPath) -> String {
+    if folder.is_empty() {
+        "src/".to_string()
+    } else {
+        format!("src/{}/", folder.join("/"))
     }
 }
 
 #[test]
-fn the_checker_sees_paths_groups_reexports_and_cycles() {
-    let text = strip_comments(
-        "use crate::{a::X, b};\n// crate::c\nlet y = crate::d::f(); let s = super::super::e;\n\
-         my_crate::g; /* crate::h */",
+fn no_folder_has_a_cycle() {
+    let graphs = module_graphs();
+    let mut cycles = Vec::new();
+    for (folder, graph) in &graphs {
+        println!("{}", folder_name(folder));
+        for (module, deps) in graph {
+            let deps: Vec<&str> = deps.iter().map(String::as_str).collect();
+            println!("  {module} -> {}", deps.join(", "));
+        }
+        if let Some(cycle) = find_cycle(graph) {
+            cycles.push(format!("{}: {}", folder_name(folder), cycle.join(" -> ")));
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "modules that import each other (docs/architecture.md, \"Layers\"): {cycles:?}"
     );
-    let mut names = Vec::new();
-    names_after(&text, "crate::", &mut names);
-    names_after(&text, "super::super::", &mut names);
-    assert_eq!(names, ["a", "b", "d", "e"]);
+}
+
+#[test]
+fn lib_rs_only_declares_and_reexports() {
+    let lib = strip_comments(&fs::read_to_string(src_dir().join("lib.rs")).expect("lib.rs"));
+    let mut depth = 0;
+    let mut stray = Vec::new();
+    for line in lib.lines() {
+        let line = line.trim();
+        let top = depth == 0;
+        depth += line.matches(['{', '(', '[']).count();
+        depth -= line.matches(['}', ')', ']']).count();
+        if !top || line.is_empty() || line.starts_with("#") {
+            continue;
+        }
+        let allowed = [
+            "mod ",
+            "pub use ",
+            "compile_error!",
+            "struct ReadmeDoctests;",
+        ];
+        if !allowed.iter().any(|a| line.starts_with(a)) {
+            stray.push(line.to_string());
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "lib.rs holds more than module declarations and re-exports: {stray:?}"
+    );
+}
+
+#[test]
+fn the_checker_sees_paths_groups_reexports_and_cycles() {
+    let here: ModPath = vec!["p".into(), "q".into()];
+    let text = strip_comments(
+        "use crate::{a::X, b};\n// crate::c\nlet y = crate::d::f(); let s = super::e::G;\n\
+         my_crate::g; /* crate::h */ use self::i::{J as K, l::{M}};",
+    );
+    let paths: Vec<String> = absolute_paths(&text, &here)
+        .into_iter()
+        .map(|(p, name)| format!("{}={name}", p.join("::")))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "a::X=X",
+            "b=b",
+            "d::f=f",
+            "p::e::G=G",
+            "p::q::i::J=K",
+            "p::q::i::l::M=M"
+        ]
+    );
     let with_tests = "use crate::a;\n#[cfg(test)]\nmod test;\n#[cfg(all(test, not(loom)))]\n\
                       mod t { use crate::b; fn f() { {} } }\nuse crate::c;";
-    let mut names = Vec::new();
-    names_after(&strip_test_modules(with_tests), "crate::", &mut names);
-    assert_eq!(names, ["a", "c"]);
-    let modules: BTreeSet<String> = ["m".to_string()].into();
-    let lib = "pub use crate::m::{One, two as Two};\npub use crate::m::Three;";
-    let reexports = root_reexports(lib, &modules);
-    assert_eq!(
-        reexports.keys().collect::<Vec<_>>(),
-        ["One", "Three", "Two"]
+    let names: Vec<ModPath> = absolute_paths(&strip_test_modules(with_tests), &Vec::new())
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(names, [vec!["a".to_string()], vec!["c".to_string()]]);
+    let modules: BTreeSet<ModPath> = [vec!["m".into()], vec!["m".into(), "e".into()]].into();
+    let map = reexports(
+        "pub(crate) use e::{One, two as Two};\nuse e::Private;",
+        &vec!["m".into()],
+        &modules,
     );
+    let bound: Vec<String> = map.keys().map(|k| k.join("::")).collect();
+    assert_eq!(bound, ["m::One", "m::Two"]);
     let graph: BTreeMap<String, BTreeSet<String>> = [
         ("a".to_string(), ["b".to_string()].into()),
         ("b".to_string(), ["c".to_string()].into()),

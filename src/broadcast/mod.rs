@@ -11,8 +11,9 @@
 
 use crate::job::{HeapJob, StackJob};
 use crate::latch::{CountLatch, LatchRef};
+use crate::pool::global;
 use crate::pool::registry::{Registry, WaitNeeds};
-use crate::pool::worker::WorkerThread;
+use crate::pool::worker::{self, WorkerThread};
 use crate::sync::unchecked::Arc;
 use crate::unwind;
 use std::fmt;
@@ -117,7 +118,7 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
-    broadcast_in(op, &Registry::current())
+    broadcast_in(op, &global::current_registry())
 }
 
 /// Runs `op` once on every worker of the current pool without waiting (the global pool
@@ -145,7 +146,7 @@ pub fn spawn_broadcast<OP>(op: OP)
 where
     OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
 {
-    spawn_broadcast_in(op, &Registry::current());
+    spawn_broadcast_in(op, &global::current_registry());
 }
 
 /// Broadcasts `op` into `registry` and waits for every run.
@@ -172,7 +173,7 @@ where
         // SAFETY: the jobs live in `jobs` until `wait` below returns, i.e. until every one
         // of them has executed and counted the latch down.
         let job_refs = jobs.iter().map(|job| unsafe { job.as_job_ref() });
-        registry.inject_broadcast(job_refs);
+        worker::inject_broadcast(registry, job_refs);
         latch.wait(current_thread);
         registry.terminate();
         // SAFETY: `wait` returned: every job ran and counted the latch down.
@@ -246,6 +247,6 @@ where
         // SAFETY: the closure is `'static`, so it borrows nothing that could expire.
         unsafe { job.into_job_ref() }
     });
-    registry.inject_broadcast(job_refs);
+    worker::inject_broadcast(registry, job_refs);
     mem::forget(abort_guard);
 }

@@ -1,7 +1,9 @@
 //! [`ThreadPoolBuilder`] and [`ThreadPoolBuildError`]: configuring and starting a pool.
 
 use crate::pool::config::Config;
-use crate::pool::registry::{self, Registry, ThreadBuilder};
+use crate::pool::global;
+use crate::pool::start::start_registry;
+use crate::pool::worker::{adopt_current_thread, ThreadBuilder};
 use crate::unwind;
 use crate::ThreadPool;
 use std::fmt;
@@ -12,7 +14,7 @@ mod handlers;
 mod thread_count;
 
 pub use crate::pool::build_error::ThreadPoolBuildError;
-pub use crate::pool::config::{ISOLATE_WAITS_ENV, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
+pub use crate::pool::env::{ISOLATE_WAITS_ENV, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
 #[allow(unreachable_pub)]
 pub use crate::pool::spawn_handler::{CustomSpawn, DefaultSpawn, ThreadSpawn};
 
@@ -43,7 +45,7 @@ pub struct ThreadPoolBuilder<S = DefaultSpawn> {
 impl Default for ThreadPoolBuilder {
     fn default() -> Self {
         ThreadPoolBuilder {
-            config: Config::default(),
+            config: Config::new(DefaultSpawn),
         }
     }
 }
@@ -175,8 +177,8 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// assert!(name.unwrap().starts_with("worker-"));
     /// ```
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        let registry = Registry::new(self.config, false)?;
-        registry.adopt_current_thread();
+        let registry = start_registry(self.config, false)?;
+        adopt_current_thread(&registry);
         Ok(ThreadPool::from_registry(registry))
     }
 
@@ -196,7 +198,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// assert!(stealpool::ThreadPoolBuilder::new().build_global().is_err());
     /// ```
     pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
-        registry::init_global_registry(self.config)
+        global::init_global_registry(self.config)
     }
 }
 

@@ -14,17 +14,18 @@
 
 use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{CoreLatch, JoinLatch};
+use crate::pool::global;
 use crate::pool::pending::{PendingHalves, Popped};
-use crate::pool::registry;
 use crate::pool::worker::{JoinStack, RunJobs, Waiter, WorkerThread};
 use crate::sync::barrier::{CheckedLight, FixedLight, Light};
 use crate::unwind;
-use crate::FnContext;
 
+mod context;
 mod finish;
 #[cfg(test)]
 mod test;
 
+pub use context::FnContext;
 use finish::{finish_b, finish_b_and_resume, Reclaimed};
 
 /// Runs `oper_a` and `oper_b`, potentially in parallel, and returns both results.
@@ -132,7 +133,7 @@ where
     OP: FnOnce(&WorkerThread, bool) -> R + Send,
     R: Send,
 {
-    registry::in_worker(|worker_thread, injected| {
+    global::in_worker(|worker_thread, injected| {
         WorkerThread::fix_current_join_stack();
         frame(worker_thread, injected)
     })

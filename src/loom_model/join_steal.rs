@@ -22,6 +22,7 @@
 //! Its jobs defer nothing (no scope jobs), so its [`RunJobs`] only executes.
 
 use crate::job::JobRef;
+use crate::join::FnContext;
 use crate::join::{join_on, JoinFrame, JoinWorker};
 use crate::latch::{CoreLatch, LatchOwner};
 use crate::metrics::WorkerCounters;
@@ -31,7 +32,6 @@ use crate::sleep::{ParkObserver, Sleep};
 use crate::sync::barrier::{FixedLight, Light};
 use crate::sync::deque::{Steal, Stealer, Worker};
 use crate::sync::unchecked::Arc;
-use crate::FnContext;
 
 /// The model pool's workers.
 const WORKERS: usize = 2;

@@ -2,7 +2,7 @@
 
 use std::error::Error;
 
-use super::config::{ISOLATE_WAITS_ENV, NUM_THREADS_ENV};
+use super::env::{ISOLATE_WAITS_ENV, NUM_THREADS_ENV};
 use std::fmt;
 use std::io;
 

@@ -1,7 +1,7 @@
 //! How a builder starts its worker threads: the sealed [`ThreadSpawn`] and its two
 //! implementations, [`DefaultSpawn`] and [`CustomSpawn`].
 
-use crate::pool::registry::ThreadBuilder;
+use crate::pool::worker::ThreadBuilder;
 use std::fmt;
 use std::io;
 use std::thread;

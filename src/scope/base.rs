@@ -6,8 +6,9 @@ use super::{Scope, ScopeFifo};
 use crate::broadcast::{take_terminate_references, BroadcastContext};
 use crate::job::{HeapJob, JobRef};
 use crate::latch::{CountLatch, Latch};
-use crate::pool::registry::{self, Registry, WaitNeeds};
-use crate::pool::worker::WorkerThread;
+use crate::pool::global;
+use crate::pool::registry::{Registry, WaitNeeds};
+use crate::pool::worker::{self, WorkerThread};
 use crate::sync::unchecked::Arc;
 use crate::sync::unchecked::AtomicPtr;
 use crate::sync::Ordering;
@@ -37,7 +38,7 @@ impl<'scope> ScopeBase<'scope> {
         let registry = match (registry, owner) {
             (Some(registry), _) => Arc::clone(registry),
             (None, Some(owner)) => Arc::clone(owner.registry()),
-            (None, None) => Arc::clone(registry::global_registry()),
+            (None, None) => Arc::clone(global::global_registry()),
         };
         ScopeBase {
             registry,
@@ -113,7 +114,7 @@ impl<'scope> ScopeBase<'scope> {
             // for it.
             unsafe { job.into_job_ref() }
         });
-        self.registry.inject_broadcast(job_refs);
+        worker::inject_broadcast(&self.registry, job_refs);
         drop(body);
     }
 

@@ -13,8 +13,9 @@
 
 use crate::broadcast::BroadcastContext;
 use crate::job::JobFifo;
-use crate::pool::registry::{self, Registry};
-use crate::pool::worker::WorkerThread;
+use crate::pool::global;
+use crate::pool::registry::Registry;
+use crate::pool::worker::{self, WorkerThread};
 use crate::sync::unchecked::Arc;
 use std::fmt;
 
@@ -94,7 +95,7 @@ where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    registry::in_worker(|owner_thread, _| {
+    global::in_worker(|owner_thread, _| {
         let scope = Scope::new(Some(owner_thread), None);
         scope.base.complete(Some(owner_thread), || op(&scope))
     })
@@ -122,7 +123,7 @@ where
     OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
     R: Send,
 {
-    registry::in_worker(|owner_thread, _| {
+    global::in_worker(|owner_thread, _| {
         let scope = ScopeFifo::new(Some(owner_thread), None);
         scope.base.complete(Some(owner_thread), || op(&scope))
     })
@@ -235,7 +236,7 @@ impl<'scope> Scope<'scope> {
         BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         let job_ref = self.base.heap_job_ref(self, body);
-        self.base.registry.inject_or_push(job_ref);
+        worker::inject_or_push(&self.base.registry, job_ref);
     }
 
     /// Runs `body` once on every worker of the scope's pool, as jobs of this scope (the
@@ -300,17 +301,15 @@ impl<'scope> ScopeFifo<'scope> {
         BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
     {
         let job_ref = self.base.heap_job_ref(self, body);
-        self.base
-            .registry
-            .with_current_worker(|worker| match worker {
-                Some(worker) => {
-                    // SAFETY: the FIFO lives in the scope, which outlives all its jobs and
-                    // so every stub (one per job).
-                    let stub = unsafe { self.fifos[worker.index()].push(job_ref) };
-                    worker.push(stub);
-                }
-                None => self.base.registry.inject(job_ref),
-            })
+        worker::with_worker_of(&self.base.registry, |worker| match worker {
+            Some(worker) => {
+                // SAFETY: the FIFO lives in the scope, which outlives all its jobs and
+                // so every stub (one per job).
+                let stub = unsafe { self.fifos[worker.index()].push(job_ref) };
+                worker.push(stub);
+            }
+            None => worker::inject(&self.base.registry, job_ref),
+        })
     }
 
     /// Runs `body` once on every worker of the scope's pool, as jobs of this scope (see

@@ -8,7 +8,9 @@
 //! [`ThreadPoolBuilder::panic_handler`]: crate::ThreadPoolBuilder::panic_handler
 
 use crate::job::HeapJob;
+use crate::pool::global;
 use crate::pool::registry::Registry;
+use crate::pool::worker;
 use crate::sync::unchecked::Arc;
 use crate::unwind;
 use std::mem;
@@ -41,7 +43,7 @@ pub fn spawn<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_in(func, &Registry::current());
+    spawn_in(func, &global::current_registry());
 }
 
 /// Spawns `func` into `registry`.
@@ -81,7 +83,7 @@ pub fn spawn_fifo<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_fifo_in(func, &Registry::current());
+    spawn_fifo_in(func, &global::current_registry());
 }
 
 /// Spawns `func` into `registry` in FIFO order (see [`spawn_fifo`]).
@@ -125,11 +127,11 @@ where
     });
     // SAFETY: the closure is `'static`, so it borrows nothing that could expire.
     let job_ref = unsafe { job.into_job_ref() };
-    registry.with_current_worker(|worker| match (order, worker) {
+    worker::with_worker_of(registry, |worker| match (order, worker) {
         (Order::Fifo, Some(worker)) => worker.push_fifo(job_ref),
         (Order::Lifo, Some(worker)) => worker.push(job_ref),
         // From outside the pool both orders go through the (FIFO) injector.
-        (_, None) => registry.inject(job_ref),
+        (_, None) => worker::inject(registry, job_ref),
     });
     mem::forget(abort_guard);
 }

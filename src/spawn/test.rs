@@ -32,7 +32,7 @@ fn pool_outlives_its_handle_until_spawned_work_is_done() {
     let (tx, rx) = channel();
     let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let registry = Arc::clone(&pool.registry);
-    let handles = registry.take_threads_to_join();
+    let handles = registry.take_threads_to_join(None);
     pool.spawn(move || {
         // Runs after the handle is gone; it can still spawn.
         crate::spawn(move || tx.send(7).unwrap());

@@ -1,13 +1,14 @@
-//! What acts on the *current* pool: the pool the calling thread is a worker of, else the
-//! global pool (rayon-core's free functions, plus `metrics` and `wait_idle`, so that code
-//! whose work runs on the global pool, such as the `rayon` crate's, gets them too).
+//! The current worker: which worker the calling thread is, how many its pool has,
+//! whether it has local jobs, and yielding to other jobs. Asked of the *current* pool
+//! (the pool the calling thread is a worker of, else the global pool: rayon-core's free
+//! functions) or of a [`ThreadPool`] handle (`None` unless the caller is one of its
+//! workers).
 
-use crate::metrics::PoolMetrics;
-use crate::pool::registry::{self, Registry};
-use crate::pool::worker::WorkerThread;
+use super::ThreadPool;
+use crate::pool::global;
+use crate::pool::registry::Registry;
+use crate::pool::worker::{self, WorkerThread};
 use crate::sync::unchecked::Arc;
-use std::error::Error;
-use std::fmt;
 
 /// The index of the calling thread in the pool it is a worker of, or `None` if it is not a
 /// worker of any pool. Indices run `0..current_num_threads()`.
@@ -39,7 +40,7 @@ pub fn current_thread_index() -> Option<usize> {
 pub fn current_num_threads() -> usize {
     WorkerThread::with_current(|worker| match worker {
         Some(worker) => worker.registry().num_threads(),
-        None => registry::global_registry().num_threads(),
+        None => global::global_registry().num_threads(),
     })
 }
 
@@ -145,143 +146,118 @@ impl Yield {
     }
 }
 
-/// [`ThreadPool::wait_idle`](crate::ThreadPool::wait_idle) or
-/// [`ThreadPool::shutdown`](crate::ThreadPool::shutdown) was called from a worker of the
-/// same pool, which would wait for itself, or the free [`wait_idle`] from any worker; or
-/// `shutdown` on Windows from a thread that holds the loader lock (a thread-local
-/// destructor), under which no thread can finish exiting. Returned instead of the
-/// deadlock rayon-core's equivalents (a `WaitGroup` or `build_scoped` waited on from
-/// inside) would hit; its message says which.
-///
-/// ```
-/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-/// let err: stealpool::WaitError = pool.install(|| pool.wait_idle()).unwrap_err();
-/// assert_eq!(
-///     err.to_string(),
-///     "cannot wait for a thread pool from one of its own workers (it would wait for itself)"
-/// );
-/// assert_eq!(pool.wait_idle(), Ok(())); // from outside the pool it waits
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaitError {
-    /// Why the wait was refused.
-    loader_lock: bool,
-}
-
-impl WaitError {
-    /// A wait from one of the pool's own workers.
-    pub(crate) fn new() -> Self {
-        WaitError { loader_lock: false }
-    }
-
-    /// `shutdown` from a thread that holds Windows' loader lock.
-    pub(crate) fn loader_lock() -> Self {
-        WaitError { loader_lock: true }
-    }
-}
-
-impl fmt::Display for WaitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.loader_lock {
-            "cannot wait for a thread pool's workers to exit: this thread holds the Windows \
-             loader lock (it is running a thread-local destructor or DllMain), which every \
-             exiting thread needs"
-        } else {
-            "cannot wait for a thread pool from one of its own workers (it would wait for itself)"
-        })
-    }
-}
-
-impl Error for WaitError {}
-
-/// A snapshot of the current pool's counters (see [`ThreadPool::metrics`]): the pool the
-/// caller is a worker of, else the global pool, which this call builds if it does not
-/// exist yet. Code that uses the global pool (directly, or through the `rayon` crate on
-/// `compat/rayon-core`) reads its metrics this way. Not in rayon-core.
-///
-/// # Panics
-/// If the global pool has to be built and cannot be (see
-/// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
-///
-/// ```
-/// stealpool::join(|| (), || ()); // runs on the global pool
-/// let metrics = stealpool::metrics();
-/// assert_eq!(metrics.workers.len(), stealpool::current_num_threads());
-/// assert!(metrics.total().jobs_executed >= 1);
-/// ```
-///
-/// [`ThreadPool::metrics`]: crate::ThreadPool::metrics
-pub fn metrics() -> PoolMetrics {
-    with_current_registry(|registry| registry.counters().snapshot())
-}
-
-/// Blocks until the global pool is idle: every job `spawn`ed onto it (and every job those
-/// spawn) has run, as [`ThreadPool::wait_idle`] does for a pool one holds. For code whose
-/// work goes to the global pool, for example through `stealpool::spawn` or the `rayon`
-/// crate on `compat/rayon-core`. Builds the global pool if it does not exist yet. Not in
-/// rayon-core.
-///
-/// # Errors
-/// [`WaitError`] when called on a worker thread of any pool: waiting there for the pool
-/// to go idle could wait for the caller's own job (on the global pool), and a worker of
-/// another pool would stall its own pool for the whole wait. Nothing is waited for then.
-///
-/// # Panics
-/// If the global pool has to be built and cannot be (see
-/// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
-///
-/// ```
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// static DONE: AtomicUsize = AtomicUsize::new(0);
-/// for _ in 0..10 {
-///     stealpool::spawn(|| {
-///         stealpool::spawn(|| { DONE.fetch_add(1, Ordering::SeqCst); });
-///         DONE.fetch_add(1, Ordering::SeqCst);
-///     });
-/// }
-/// stealpool::wait_idle().unwrap();
-/// assert_eq!(DONE.load(Ordering::SeqCst), 20);
-/// ```
-///
-/// [`ThreadPool::wait_idle`]: crate::ThreadPool::wait_idle
-pub fn wait_idle() -> Result<(), WaitError> {
-    if WorkerThread::with_current(|worker| worker.is_some()) {
-        return Err(WaitError::new());
-    }
-    // The global registry holds its own handle reference forever, so "idle" is reached
-    // when that is the only one left, as for a `ThreadPool`.
-    registry::global_registry().wait_idle();
-    Ok(())
-}
-
-/// The current pool's worker timeline, if it records one: the pool the caller is a worker
-/// of, else the global pool (built if needed), which records when
-/// [`TIMELINE_ENV`](crate::TIMELINE_ENV) is set or it was built with
-/// [`ThreadPoolBuilder::timeline`](crate::ThreadPoolBuilder::timeline). See
-/// [`ThreadPool::timeline`](crate::ThreadPool::timeline). Not in rayon-core.
-///
-/// # Panics
-/// If the global pool has to be built and cannot be (see
-/// [`ThreadPoolBuilder::build_global`](crate::ThreadPoolBuilder::build_global)).
-///
-/// ```
-/// // The global pool records only when asked to (here it was not).
-/// if std::env::var_os(stealpool::TIMELINE_ENV).is_none() {
-///     assert!(stealpool::timeline().is_none());
-/// }
-/// let pool = stealpool::ThreadPoolBuilder::new().timeline(true).build().unwrap();
-/// assert!(pool.install(stealpool::timeline).is_some());
-/// ```
-#[cfg(feature = "timeline")]
-#[cfg_attr(docsrs, doc(cfg(feature = "timeline")))]
-pub fn timeline() -> Option<crate::Timeline> {
-    with_current_registry(|registry| registry.recorder().map(|r| r.timeline()))
-}
-
 /// Runs `f` on the registry of the pool the caller is a worker of, else the global one.
-fn with_current_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
+pub(super) fn with_current_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
     WorkerThread::with_current(|worker| match worker {
         Some(worker) => f(worker.registry()),
-        None => f(registry::global_registry()),
+        None => f(global::global_registry()),
     })
+}
+
+/// The largest number of worker threads a pool can have: 65,535.
+///
+/// The sleep module packs thread counts into 16-bit fields; larger requests are clamped
+/// to this, as in rayon-core (whose limit comes from the same packing).
+///
+/// ```
+/// assert_eq!(stealpool::max_num_threads(), usize::from(u16::MAX)); // 65,535
+/// let pool = stealpool::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+/// assert!(pool.current_num_threads() <= stealpool::max_num_threads());
+/// ```
+pub fn max_num_threads() -> usize {
+    crate::sleep::THREADS_MAX
+}
+
+impl ThreadPool {
+    /// The number of worker threads in this pool.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    /// assert_eq!(pool.current_num_threads(), 4);
+    /// assert_eq!(pool.broadcast(|_| ()).len(), 4);
+    /// ```
+    #[inline]
+    pub fn current_num_threads(&self) -> usize {
+        self.registry.num_threads()
+    }
+
+    /// The index (`0..current_num_threads()`) of the calling thread if it is a worker of
+    /// *this* pool, else `None`.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let other = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.current_thread_index(), None); // not a worker
+    /// assert_eq!(other.install(|| pool.current_thread_index()), None); // another pool's
+    /// assert_eq!(pool.broadcast(|_| pool.current_thread_index()), [Some(0), Some(1)]);
+    /// ```
+    #[inline]
+    pub fn current_thread_index(&self) -> Option<usize> {
+        worker::with_worker_of(&self.registry, |worker| worker.map(WorkerThread::index))
+    }
+
+    /// Whether the calling worker's own deque holds jobs, if the caller is a worker of this
+    /// pool (else `None`). A racy snapshot, as in rayon-core.
+    ///
+    /// ```
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.current_thread_has_pending_tasks(), None); // not a worker
+    /// pool.scope(|s| {
+    ///     s.spawn(|_| ());
+    ///     // The only worker is busy here, so the job is still in its deque.
+    ///     assert_eq!(pool.current_thread_has_pending_tasks(), Some(true));
+    /// });
+    /// ```
+    #[inline]
+    pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
+        worker::with_worker_of(&self.registry, |worker| {
+            worker.map(WorkerThread::has_local_jobs)
+        })
+    }
+
+    /// [`yield_now`], if the caller is a worker of this pool (else `None`). Same as
+    /// rayon-core's `ThreadPool::yield_now`.
+    ///
+    /// # Panics
+    /// As [`yield_now`]: a panic in the job that runs goes where that job's panics go,
+    /// not here.
+    ///
+    /// ```
+    /// use stealpool::Yield;
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.yield_now(), None); // not a worker
+    /// pool.scope(|s| {
+    ///     s.spawn(|_| ());
+    ///     assert_eq!(pool.yield_now(), Some(Yield::Executed)); // ran the spawned job
+    ///     assert_eq!(pool.yield_now(), Some(Yield::Idle)); // nothing left
+    /// });
+    /// ```
+    pub fn yield_now(&self) -> Option<Yield> {
+        worker::with_worker_of(&self.registry, |worker| {
+            worker.map(|w| Yield::ran_a_job(w.yield_now()))
+        })
+    }
+
+    /// [`yield_local`], if the caller is a worker of this pool (else `None`). Same as
+    /// rayon-core's `ThreadPool::yield_local`.
+    ///
+    /// # Panics
+    /// As [`yield_local`]: a panic in the job that runs goes where that job's panics go,
+    /// not here.
+    ///
+    /// ```
+    /// use stealpool::Yield;
+    /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.yield_local(), None); // not a worker
+    /// pool.scope(|s| {
+    ///     s.spawn(|_| ());
+    ///     assert_eq!(pool.yield_local(), Some(Yield::Executed)); // from its own deque
+    ///     assert_eq!(pool.yield_local(), Some(Yield::Idle));
+    /// });
+    /// ```
+    pub fn yield_local(&self) -> Option<Yield> {
+        worker::with_worker_of(&self.registry, |worker| {
+            worker.map(|w| Yield::ran_a_job(w.yield_local()))
+        })
+    }
 }

@@ -1,24 +1,22 @@
 //! The registry: the shared state of one pool (its workers' stealers, the injector, the
-//! sleep state, the handlers) and the ways work enters it.
+//! sleep state, the handlers, the pool's life). It knows nothing of worker threads: the
+//! worker (`pool::worker`) holds an `Arc<Registry>` and reaches down into it, never the
+//! other way round (tokio's `multi_thread::Shared` and its `Worker`).
 //!
 //! A [`ThreadPool`](crate::ThreadPool) is a handle to an `Arc<Registry>`; every worker
-//! thread holds another. Work enters in three ways:
-//!
-//! * **push**: a worker of this registry puts a job on its own deque
-//!   ([`WorkerThread::push`]);
-//! * **inject**: any other thread puts it on the shared [`Injector`] ([`Registry::inject`]);
-//! * **in_worker**: run a closure *on* a worker and wait for it (`install`, `join` and
-//!   `scope` from outside, cross-pool calls).
+//! thread holds another. Jobs reach its queues in three ways: a worker pushes on its own
+//! deque (`pool::worker`), another thread injects ([`Registry::push_injected`]), or a
+//! broadcast puts one job on each worker's broadcast queue
+//! ([`Registry::push_broadcasts`]). Deciding which applies to the calling thread is the
+//! worker's part (`pool::worker::entry`).
 //!
 //! Shape and names follow rayon-core's `registry.rs`, split by concept:
 //!
 //! * `mod.rs`: the `Registry` struct and its accessors;
-//! * `build.rs`: building a registry and starting its workers; adopting the building
-//!   thread (`use_current_thread`);
-//! * `global.rs`: the global pool;
-//! * `thread_builder.rs`: [`ThreadBuilder`] and the worker thread's body (`main_loop`);
-//! * `inject.rs`: injection, broadcasts, `in_worker` (inline, cold, cross-pool);
-//! * `lifecycle.rs`: termination, `wait_idle`, stopping;
+//! * `build.rs`: making a registry and the queue ends each worker will own;
+//! * `inject.rs`: the injector and the broadcast queues;
+//! * `lifecycle.rs`: starting and stopping workers' bookkeeping, termination,
+//!   `wait_idle`, the worker threads' join handles;
 //! * `terminate.rs`: the terminate count (the references that keep the workers alive),
 //!   its own type so that the loom model checks this very code;
 //! * `loader_lock.rs`: Windows' loader lock, under which no thread can start or finish
@@ -27,8 +25,8 @@
 use crate::job::{JobFifo, JobRef};
 use crate::latch::{CoreLatch, LockLatch};
 use crate::metrics::RegistryCounters;
+use crate::pool::config::{PanicHandler, ThreadHandler};
 use crate::pool::pending::PendingHalves;
-use crate::pool::worker::WorkerThread;
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Stealer, Worker};
 use crate::sync::unchecked::{Arc, Mutex};
@@ -38,8 +36,6 @@ use crossbeam_utils::CachePadded;
 use std::any::Any;
 use std::thread;
 
-/// Receives panics that have nowhere else to go (`spawn`, start and exit handlers).
-pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 /// Sends `payload` to `handler`, or drops it when there is none (the standard panic hook
 /// has reported it already). A panicking handler has been reported by the hook too; what
 /// it unwinds with is dropped quietly like any other payload nobody receives.
@@ -53,9 +49,6 @@ pub(crate) fn report_panic(handler: Option<&PanicHandler>, payload: Box<dyn Any 
         None => unwind::drop_quietly(payload),
     }
 }
-
-/// Runs on each worker thread before it starts (start) or after it stops (exit).
-pub(crate) type ThreadHandler = dyn Fn(usize) + Send + Sync;
 
 /// The shared state of one pool.
 pub(crate) struct Registry {
@@ -131,30 +124,17 @@ struct ThreadInfo {
 }
 
 mod build;
-mod global;
 mod inject;
 mod lifecycle;
 mod loader_lock;
 mod terminate;
-mod thread_builder;
 
-pub(crate) use global::{global_registry, init_global_registry};
-pub(crate) use inject::in_worker;
 pub(crate) use loader_lock::WaitNeeds;
 #[cfg(loom)]
 pub(crate) use terminate::Released;
 pub(crate) use terminate::TerminateCount;
-pub use thread_builder::ThreadBuilder;
 
 impl Registry {
-    /// The registry of the current worker, else the global one.
-    pub(crate) fn current() -> Arc<Registry> {
-        WorkerThread::with_current(|worker| match worker {
-            Some(worker) => Arc::clone(worker.registry()),
-            None => Arc::clone(global_registry()),
-        })
-    }
-
     /// Whether every job taken from a queue runs in a region of its own
     /// (`ThreadPoolBuilder::isolate_waits`).
     pub(crate) fn isolate_waits(&self) -> bool {
@@ -236,14 +216,6 @@ impl Registry {
     /// The pool's panic handler, for a join handle of one of its jobs.
     pub(crate) fn panic_handler(&self) -> Option<std::sync::Arc<PanicHandler>> {
         self.panic_handler.clone()
-    }
-
-    /// Runs `f` with the current thread's worker, if it is a worker of this registry.
-    #[inline]
-    pub(crate) fn with_current_worker<R>(&self, f: impl FnOnce(Option<&WorkerThread>) -> R) -> R {
-        WorkerThread::with_current(|worker| {
-            f(worker.filter(|worker| Registry::same(worker.registry(), self)))
-        })
     }
 
     /// Whether any queue of the pool holds a job: the injector, or any worker's deque,

@@ -22,18 +22,22 @@ use crate::timeline_hooks::WorkerRecorder;
 use crossbeam_utils::CachePadded;
 use deferred::DeferredWork;
 pub(crate) use deferred::{JobRun, RunJobs};
-pub(crate) use isolate::{broadcast_in_region, stub};
+pub(crate) use entry::{in_worker_of, inject, inject_broadcast, inject_or_push, with_worker_of};
 pub(crate) use lazy_join::JoinStack;
 use std::ptr;
+pub(crate) use thread::adopt_current_thread;
+pub use thread::ThreadBuilder;
 pub(crate) use wait::Waiter;
 #[cfg(loom)]
 pub(crate) use wait::{wait_loop, Frame};
 
 mod deferred;
+mod entry;
 mod isolate;
 mod lazy_join;
 mod observe;
 mod search;
+mod thread;
 mod wait;
 
 thread_local! {

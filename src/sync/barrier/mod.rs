@@ -141,3 +141,11 @@ pub(crate) use self::{
 mod fences;
 #[cfg(not(all(any(target_os = "linux", windows), not(stealpool_fences), not(loom))))]
 pub(crate) use self::fences::{heavy, init, light, mode_name, prepare, FixedLight};
+
+/// The process's barrier mode, for tests (`stealpool::__barrier_mode`): `"fences"`
+/// until the membarrier registration is published, `"expedited"` after, `"failed"` once a
+/// membarrier was refused after that. Not an API.
+#[doc(hidden)]
+pub fn current_mode() -> &'static str {
+    mode_name()
+}

@@ -1,9 +1,13 @@
-//! The global pool: built lazily on first use, or once by `build_global`.
+//! The global pool, built lazily on first use or once by `build_global`, and the entry
+//! points that fall back to it when the calling thread is no worker: the current
+//! registry, and running a closure on a worker of the current pool.
 
-use super::Registry;
 use crate::pool::build_error::{ErrorKind, ThreadPoolBuildError};
 use crate::pool::config::Config;
-use crate::pool::spawn_handler::ThreadSpawn;
+use crate::pool::registry::Registry;
+use crate::pool::spawn_handler::{DefaultSpawn, ThreadSpawn};
+use crate::pool::start::start_registry;
+use crate::pool::worker::{adopt_current_thread, in_worker_of, WorkerThread};
 use crate::sync::unchecked::{Arc, OnceLock};
 
 /// The global pool's registry, once built.
@@ -17,7 +21,7 @@ static THE_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
 pub(crate) fn global_registry() -> &'static Arc<Registry> {
     THE_REGISTRY.get_or_init(|| {
         // The default builder runs no user code, so this cannot re-enter `get_or_init`.
-        Registry::new(Config::default(), true).unwrap_or_else(|err| {
+        start_registry(Config::new(DefaultSpawn), true).unwrap_or_else(|err| {
             panic!("stealpool: the global thread pool could not be built: {err}")
         })
     })
@@ -40,11 +44,11 @@ pub(crate) fn init_global_registry<S: ThreadSpawn>(
     if THE_REGISTRY.get().is_some() {
         return already();
     }
-    let mut candidate = Some(Registry::new(config, true)?);
+    let mut candidate = Some(start_registry(config, true)?);
     let registry = THE_REGISTRY.get_or_init(|| candidate.take().expect("offered once"));
     match candidate {
         None => {
-            registry.adopt_current_thread();
+            adopt_current_thread(registry);
             registry.wait_until_primed();
             Ok(())
         }
@@ -56,11 +60,34 @@ pub(crate) fn init_global_registry<S: ThreadSpawn>(
     }
 }
 
-/// Terminates a half-built registry if building it fails or panics.
-pub(super) struct Terminator<'a>(pub(super) &'a Arc<Registry>);
+/// The registry of the current worker, else the global one.
+pub(crate) fn current_registry() -> Arc<Registry> {
+    WorkerThread::with_current(|worker| match worker {
+        Some(worker) => Arc::clone(worker.registry()),
+        None => Arc::clone(global_registry()),
+    })
+}
 
-impl Drop for Terminator<'_> {
-    fn drop(&mut self) {
-        self.0.terminate();
-    }
+/// Runs `op` on a worker: inline if the current thread is a worker of any pool, else on
+/// the global pool (blocking until it finishes).
+pub(crate) fn in_worker<OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread, bool) -> R + Send,
+    R: Send,
+{
+    WorkerThread::with_current(|worker| match worker {
+        Some(worker) => op(worker, false),
+        None => in_global_pool(op),
+    })
+}
+
+/// `in_worker` from a thread that is not a worker: on the global pool.
+#[cold]
+#[inline(never)]
+fn in_global_pool<OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread, bool) -> R + Send,
+    R: Send,
+{
+    in_worker_of(global_registry(), op)
 }

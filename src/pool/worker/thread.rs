@@ -1,9 +1,10 @@
-//! [`ThreadBuilder`], what a spawn handler receives for each worker, and the body a
-//! worker thread runs ([`main_loop`]).
+//! A worker's thread: [`ThreadBuilder`], what a spawn handler receives for each worker;
+//! the body the thread runs ([`ThreadBuilder::run`]: start handler, scheduling loop, exit
+//! handler); and the building thread of a `use_current_thread` pool becoming worker 0
+//! ([`adopt_current_thread`]).
 
-use super::{Registry, WorkerQueues};
-use crate::latch::{Latch, LockLatch};
-use crate::pool::worker::{RunJobs, WorkerThread};
+use super::{RunJobs, WorkerThread};
+use crate::pool::registry::{Registry, WorkerQueues};
 use crate::sync::unchecked::Arc;
 use crate::unwind;
 use std::fmt;
@@ -31,18 +32,35 @@ use std::thread;
 /// ```
 pub struct ThreadBuilder {
     /// The worker's thread name, from the builder's `thread_name` closure.
-    pub(super) name: Option<String>,
+    name: Option<String>,
     /// The worker's stack size in bytes, from the builder's `stack_size`.
-    pub(super) stack_size: Option<usize>,
+    stack_size: Option<usize>,
     /// The queue ends the worker owns.
-    pub(super) queues: WorkerQueues,
+    queues: WorkerQueues,
     /// The worker's pool.
-    pub(super) registry: Arc<Registry>,
+    registry: Arc<Registry>,
     /// The worker's index in its pool.
-    pub(super) index: usize,
+    index: usize,
 }
 
 impl ThreadBuilder {
+    /// What worker `index` of `registry`, owning `queues`, needs to run on a new thread.
+    pub(crate) fn new(
+        name: Option<String>,
+        stack_size: Option<usize>,
+        queues: WorkerQueues,
+        registry: Arc<Registry>,
+        index: usize,
+    ) -> Self {
+        ThreadBuilder {
+            name,
+            stack_size,
+            queues,
+            registry,
+            index,
+        }
+    }
+
     /// The index of this worker in its pool, `0..num_threads`.
     ///
     /// ```
@@ -123,9 +141,9 @@ impl ThreadBuilder {
             !WorkerThread::is_worker_thread(),
             "stealpool: ThreadBuilder::run called on a thread that is already a pool worker"
         );
-        // SAFETY: the current thread is not a worker (checked above), and `main_loop`
+        // SAFETY: the current thread is not a worker (checked above), and `thread_body`
         // keeps its `WorkerThread` on this frame until it returns.
-        unsafe { main_loop(self) }
+        unsafe { thread_body(self) }
     }
 }
 
@@ -144,7 +162,7 @@ impl fmt::Debug for ThreadBuilder {
 ///
 /// # Safety
 /// Called on a thread that is not a worker yet; the `WorkerThread` lives on this frame.
-unsafe fn main_loop(thread: ThreadBuilder) {
+unsafe fn thread_body(thread: ThreadBuilder) {
     let ThreadBuilder {
         queues,
         registry,
@@ -155,16 +173,12 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     // SAFETY: `worker_thread` lives on this frame for the rest of the thread's work and is
     // unregistered by its `Drop` before the frame ends.
     unsafe { WorkerThread::set_current(worker_thread) };
-    let info = &registry.thread_infos[index];
-    // SAFETY: the latch lives in the registry, which this thread keeps alive.
-    unsafe { LockLatch::set(&info.primed) };
+    registry.worker_started(index);
 
     // Nothing below may unwind: user code runs under `catch_unwind`.
     let abort_guard = unwind::AbortIfPanic;
 
-    if let Some(handler) = registry.start_handler.as_ref() {
-        registry.catch_unwind(|| handler(index));
-    }
+    registry.run_start_handler(index);
 
     // The whole scheduling loop: run jobs until the pool terminates. The span's subscriber
     // is user code: its panic goes to the panic handler, as the handlers' do.
@@ -174,7 +188,7 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     registry.catch_unwind(|| {
         span = Some(tracing::trace_span!("worker_thread", worker = index).entered())
     });
-    worker_thread.main_loop(&info.terminate);
+    worker_thread.main_loop(registry.terminate_latch(index));
     #[cfg(feature = "tracing")]
     registry.catch_unwind(|| drop(span));
     // Normally empty: every job that holds no terminate reference (a `join` half, a scope
@@ -190,16 +204,29 @@ unsafe fn main_loop(thread: ThreadBuilder) {
     }
     drop(run);
 
-    if let Some(handler) = registry.exit_handler.as_ref() {
-        registry.catch_unwind(|| handler(index));
-    }
+    registry.run_exit_handler(index);
     mem::forget(abort_guard);
 
     // Detached now, while it runs, unless `shutdown` will join it.
     registry.detach_own_thread();
     // Last: `shutdown` returns once every worker got here (and, for threads it started
     // itself, once the thread has ended).
-    // SAFETY: as for `primed`.
-    unsafe { LockLatch::set(&info.stopped) };
+    registry.worker_stopped(index);
     // `worker_thread` is dropped here, clearing the thread-local pointer.
+}
+
+/// With `use_current_thread`: makes the calling thread (the one that built `registry`)
+/// its worker 0, for the rest of the thread's life. Called once the registry is
+/// definitely kept (`build`, or `build_global` after winning the global slot). A no-op
+/// for other registries.
+pub(crate) fn adopt_current_thread(registry: &Arc<Registry>) {
+    let Some(queues) = registry.take_current_thread_queues() else {
+        return;
+    };
+    // It does not run the main loop: it takes part whenever it waits inside the pool
+    // (as in rayon-core). Its `WorkerThread` lives in a thread-local until the thread
+    // exits. The current thread is not a worker: `pool::start` checked that on this same
+    // thread, and nothing in between made it one.
+    WorkerThread::adopt(WorkerThread::new(queues, Arc::clone(registry), 0));
+    registry.worker_started(0);
 }
