@@ -277,7 +277,7 @@ fn a_round_trip_through_another_pool_comes_back_into_the_region() {
 }
 
 /// A job handed to another pool from inside a region runs in a region of that pool
-/// (`Registry::inject`, which `spawn`, `install` and the other hand-outs to another pool
+/// (`worker::entry::inject`, which `spawn`, `install` and the other hand-outs to another pool
 /// go through): an `install` into `b` whose closure holds a section across a `join` does
 /// not run a job injected into `b` from outside meanwhile (with `a.install` instead of
 /// `a.isolate`, it does: the control).

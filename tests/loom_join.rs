@@ -1,4 +1,4 @@
-//! Model checking of the lazy `join`'s private stack (`src/pool/pending/mod.rs`) with
+//! Model checking of the lazy `join`'s private stack (`src/pool/private_stack/mod.rs`) with
 //! [loom](https://docs.rs/loom): the owner pushes and pops second halves with plain stores
 //! and a light barrier while another worker *rescues* the oldest half (THE protocol,
 //! `docs/join.md`, "Rescue"). Every half must end up with exactly one runner: the owner

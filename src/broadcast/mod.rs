@@ -2,12 +2,12 @@
 //!
 //! Each worker has a FIFO broadcast queue (in the registry) that only it takes from; the
 //! scheduling loop looks at it right after the own deque. A broadcast pushes one job per
-//! worker, then wakes every sleeper ([`Registry::inject_broadcast`]). Because the queue is
+//! worker, then wakes every sleeper ([`inject_broadcast`]). Because the queue is
 //! FIFO, a broadcast runs after every earlier broadcast on each worker; because the own
 //! deque comes first, a worker finishes its local jobs before it runs a broadcast. Same
 //! contracts as rayon-core's `broadcast/`.
 //!
-//! [`Registry::inject_broadcast`]: crate::pool::registry::Registry::inject_broadcast
+//! [`inject_broadcast`]: crate::pool::worker::inject_broadcast
 
 use crate::job::{HeapJob, StackJob};
 use crate::latch::{CountLatch, LatchRef};

@@ -1,7 +1,7 @@
 //! `join`: run two closures, potentially in parallel.
 //!
 //! The caller keeps the second closure (`b`) as a stack job on its private stack of
-//! pending halves (`pending`), runs the first (`a`) itself, then takes `b` back: still
+//! pending halves (`pool::private_stack`), runs the first (`a`) itself, then takes `b` back: still
 //! private, `b` runs inline (plain stores and loads, no allocation, and on Linux no
 //! fence); promoted to the deque or rescued by an idle worker, the caller pops its deque
 //! as rayon-core does and keeps executing other jobs until `b`'s latch is set. The
@@ -15,8 +15,8 @@
 use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{CoreLatch, JoinLatch};
 use crate::pool::global;
-use crate::pool::pending::{PendingHalves, Popped};
-use crate::pool::worker::{JoinStack, RunJobs, Waiter, WorkerThread};
+use crate::pool::private_stack::{Popped, PrivateStack};
+use crate::pool::worker::{PrivateStackRef, RunJobs, Waiter, WorkerThread};
 use crate::sync::barrier::{CheckedLight, FixedLight, Light};
 use crate::unwind;
 
@@ -100,7 +100,7 @@ where
     join_here(oper_a, oper_b)
 }
 
-/// The body of [`join_context`]: on the current worker's [`JoinStack`] (the fast path),
+/// The body of [`join_context`]: on the current worker's [`PrivateStackRef`] (the fast path),
 /// else [`join_checked`]. Its own function, not inlined into the caller, with the
 /// thread-local read inside: a recursive caller (a divide-and-conquer) stays small
 /// enough to be inlined into this frame, its base case tested here without a call, and
@@ -113,7 +113,7 @@ where
     RA: Send,
     RB: Send,
 {
-    WorkerThread::with_join_stack(|stack| match stack {
+    WorkerThread::with_private_stack(|stack| match stack {
         Some(stack) => join_on(&stack, false, oper_a, oper_b),
         None => {
             join_checked(|worker_thread, injected| join_on(worker_thread, injected, oper_a, oper_b))
@@ -121,7 +121,7 @@ where
     })
 }
 
-/// [`join_context`] without a [`JoinStack`]: on a thread that is not a worker (the `join`
+/// [`join_context`] without a [`PrivateStackRef`]: on a thread that is not a worker (the `join`
 /// moves onto the global pool), or on a worker whose light barrier is not fixed yet (the
 /// asymmetric barrier not published). `frame` is the `join` frame, run on the
 /// [`WorkerThread`] (which tests the barrier mode at each pop) after the worker's join
@@ -134,14 +134,14 @@ where
     R: Send,
 {
     global::in_worker(|worker_thread, injected| {
-        WorkerThread::fix_current_join_stack();
+        WorkerThread::fix_current_private_stack();
         frame(worker_thread, injected)
     })
 }
 
 /// What a `join` frame runs on: the private stack and the pop's barrier on the fast path,
 /// the worker behind them for everything else. Three frames: the current worker's
-/// [`JoinStack`] (the fast path), the [`WorkerThread`] itself (the checked path), and the
+/// [`PrivateStackRef`] (the fast path), the [`WorkerThread`] itself (the checked path), and the
 /// loom model's worker (`tests/loom_join_steal.rs`), so that the model runs this very
 /// code. Monomorphised: the real `join` compiles as if it touched the stack directly.
 pub(crate) trait JoinFrame {
@@ -150,7 +150,7 @@ pub(crate) trait JoinFrame {
     /// The owner's side of the barrier pair in the pop.
     type Light: Light;
     /// The worker's private stack of halves.
-    fn stack(&self) -> &PendingHalves;
+    fn stack(&self) -> &PrivateStack;
     /// The pop's light barrier.
     fn light(&self) -> Self::Light;
     /// After the push: whether the worker should offer its oldest half
@@ -165,7 +165,8 @@ pub(crate) trait JoinFrame {
 }
 
 /// What a `join` frame needs from its worker off the fast path: the real
-/// [`WorkerThread`], or the loom model's worker.
+/// [`WorkerThread`], or the loom model's worker. Why a trait: as for [`JoinFrame`], so
+/// that the model runs this very `join`.
 pub(crate) trait JoinWorker: Waiter {
     /// Whether nothing this worker offered is still waiting for a thief: its own deque is
     /// empty (the owner's view), or, inside an isolation region, the region's queue.
@@ -190,16 +191,16 @@ pub(crate) trait JoinWorker: Waiter {
     }
 }
 
-impl JoinFrame for JoinStack<'_> {
+impl JoinFrame for PrivateStackRef<'_> {
     type Worker = WorkerThread;
     type Light = FixedLight;
     #[inline(always)]
-    fn stack(&self) -> &PendingHalves {
-        JoinStack::stack(self)
+    fn stack(&self) -> &PrivateStack {
+        PrivateStackRef::stack(self)
     }
     #[inline(always)]
     fn light(&self) -> FixedLight {
-        JoinStack::light(self)
+        PrivateStackRef::light(self)
     }
     #[inline(always)]
     fn with_worker<R>(&self, f: impl FnOnce(&WorkerThread) -> R) -> R {
@@ -214,8 +215,8 @@ impl JoinFrame for WorkerThread {
     type Worker = WorkerThread;
     type Light = CheckedLight;
     #[inline(always)]
-    fn stack(&self) -> &PendingHalves {
-        self.pending()
+    fn stack(&self) -> &PrivateStack {
+        self.private_stack()
     }
     #[inline(always)]
     fn light(&self) -> CheckedLight {
@@ -313,7 +314,7 @@ where
 /// stack. (Only the position: the cold path recomputes the half's identity from the job,
 /// so the fast path keeps nothing else alive across the first half.)
 ///
-/// The half waits on the worker's private stack (`pool::pending`) and is promoted to the
+/// The half waits on the worker's private stack (`pool::private_stack`) and is promoted to the
 /// worker's deque only when another worker could take it (`docs/join.md`).
 struct SecondHalf {
     /// The half's position on the worker's private stack.
@@ -360,20 +361,20 @@ impl SecondHalf {
 }
 
 /// The private stack is full: promotes its oldest halves until a push fits, and returns
-/// the position reserved (`PendingHalves::make_room`). Out of line: past 63 nested
+/// the position reserved (`PrivateStack::make_room`). Out of line: past 63 nested
 /// `join`s only.
 #[cold]
 #[inline(never)]
-fn make_room(stack: &PendingHalves, worker: &impl JoinWorker) -> usize {
+fn make_room(stack: &PrivateStack, worker: &impl JoinWorker) -> usize {
     stack.make_room(|| worker.promote_oldest())
 }
 
-/// The rest of the per-`join` poll (`PendingHalves::poll`) when some worker is idle:
+/// The rest of the per-`join` poll (`PrivateStack::poll`) when some worker is idle:
 /// promotes the oldest half, unless the deque still holds an earlier one (a thief takes
-/// that first; the next polls are then skipped, `PendingHalves::skip_polls`). Inlined
+/// that first; the next polls are then skipped, `PrivateStack::skip_polls`). Inlined
 /// into the frame: the look at the deque is two loads, and only a promotion is a call.
 #[inline(always)]
-fn promote_for_idle(stack: &PendingHalves, worker: &impl JoinWorker) {
+fn promote_for_idle(stack: &PrivateStack, worker: &impl JoinWorker) {
     if worker.nothing_offered() {
         worker.promote_oldest();
     } else {

@@ -9,7 +9,8 @@ use crate::sync::unchecked::Arc;
 use crate::sync::Ordering;
 
 /// A thread that waits for a latch by running other jobs while it is unset: a worker
-/// (the pool layer implements it for `WorkerThread`).
+/// (the pool layer implements it for `WorkerThread`). Why a trait: latches sit below the
+/// pool, so a latch's wait cannot name the worker that runs it.
 pub(crate) trait StealingWaiter {
     /// Who a setter of the latches this thread waits on wakes.
     fn latch_owner(&self) -> &LatchOwner;

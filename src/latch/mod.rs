@@ -52,7 +52,7 @@ impl AsCoreLatch for CoreLatch {
 
 /// A worker as the owner of the latches it waits on: its pool's sleep state and its
 /// index there, which a setter needs to wake it. One per worker, in its private stack of
-/// `join` halves (`PendingHalves::owner`), so that a latch holds a single pointer to it.
+/// `join` halves (`PrivateStack::owner`), so that a latch holds a single pointer to it.
 pub(crate) struct LatchOwner {
     /// The owner's pool's sleep state.
     pub(crate) sleep: Arc<Sleep>,
@@ -61,12 +61,12 @@ pub(crate) struct LatchOwner {
 }
 
 /// The latch of a `join`'s second half, which its owner waits on only if the half left
-/// its private stack (`pool::pending`).
+/// its private stack (`pool::private_stack`).
 ///
 /// Written only then: the `join` fast path builds the half's job without touching its
 /// latch, and the private stack initialises it (state `UNSET`, the owner's
 /// [`LatchOwner`]) when it hands the half out, by promotion or rescue, under the stack's
-/// lock (`PendingHalves::take`). Whoever runs the half got it from there, and the owner
+/// lock (`PrivateStack::take`). Whoever runs the half got it from there, and the owner
 /// reads the latch only after its pop answered "taken" under the same lock, so every
 /// reader comes after the initialisation. The setter, a worker of the same pool, wakes
 /// the owner if it fell asleep.

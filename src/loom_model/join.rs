@@ -3,7 +3,7 @@
 
 use crate::job::{JobRef, JoinHalf, StackJob};
 use crate::latch::{JoinLatch, LatchOwner};
-use crate::pool::pending::{PendingHalves, Popped};
+use crate::pool::private_stack::{Popped, PrivateStack};
 use crate::sleep::Sleep;
 use crate::sync::barrier::CheckedLight;
 use crate::sync::unchecked::Arc;
@@ -25,7 +25,7 @@ unsafe impl Send for Halves {}
 /// room (the owner's "deque"), and the halves themselves.
 pub struct ModelPending {
     /// The private stack under test (owned by worker 0 of a one-worker sleep state).
-    stack: PendingHalves,
+    stack: PrivateStack,
     /// The tokens that pushes promoted to make room, oldest first.
     promoted: Mutex<Vec<usize>>,
     /// The halves, by token.
@@ -46,7 +46,7 @@ fn never_run(_: bool) {
 impl Default for ModelPending {
     fn default() -> Self {
         ModelPending {
-            stack: PendingHalves::new(
+            stack: PrivateStack::new(
                 LatchOwner {
                     sleep: Arc::new(Sleep::new(1)),
                     index: 0,
@@ -107,7 +107,7 @@ impl ModelPending {
     }
     /// Slots of the private stack.
     pub fn capacity(&self) -> usize {
-        crate::pool::pending::CAPACITY
+        crate::pool::private_stack::CAPACITY
     }
     /// The tokens that pushes promoted to make room, oldest first.
     pub fn promoted_to_make_room(&self) -> Vec<usize> {

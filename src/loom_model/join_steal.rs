@@ -10,7 +10,7 @@
 //!   with its reclaim loop and its panic path), the stack job and its `JoinLatch`;
 //! * the wait loop (`pool::worker::wait_loop`, the function every worker's wait runs):
 //!   own deque, then a search, then a rescue, then the sleep module;
-//! * the private stack of halves (`PendingHalves`: push, pop, promotion, rescue);
+//! * the private stack of halves (`PrivateStack`: push, pop, promotion, rescue);
 //! * the sleep module (`start_looking`, `work_found`, `no_work_found`, the latch setter's
 //!   wake-up) and the deques' model (`sync/deque/model.rs`).
 //!
@@ -18,7 +18,7 @@
 //! its queues: its own deque is the only own queue (no broadcasts, no batches), and a
 //! search is one steal from the other worker. The real search's victim order is random
 //! (fastrand), which loom cannot replay; with two workers there is one victim anyway. Its
-//! per-`join` poll is the real one (`PendingHalves::poll`), with an option to promote always.
+//! per-`join` poll is the real one (`PrivateStack::poll`), with an option to promote always.
 //! Its jobs defer nothing (no scope jobs), so its [`RunJobs`] only executes.
 
 use crate::job::JobRef;
@@ -26,7 +26,7 @@ use crate::join::FnContext;
 use crate::join::{join_on, JoinFrame, JoinWorker};
 use crate::latch::{CoreLatch, LatchOwner};
 use crate::metrics::WorkerCounters;
-use crate::pool::pending::PendingHalves;
+use crate::pool::private_stack::PrivateStack;
 use crate::pool::worker::{wait_loop, Frame, RunJobs, Waiter};
 use crate::sleep::{ParkObserver, Sleep};
 use crate::sync::barrier::{FixedLight, Light};
@@ -51,7 +51,7 @@ pub struct ModelPool {
     /// The stealing ends of the deques, by worker.
     stealers: Vec<Stealer<JobRef>>,
     /// Each worker's private stack of `join` halves.
-    pending: Vec<PendingHalves>,
+    private_stack: Vec<PrivateStack>,
     /// The thief's terminate latch.
     terminate: CoreLatch,
     /// Promote on every `join`, not only when the poll sees an idle worker.
@@ -71,9 +71,9 @@ impl ModelPool {
         let deques: Vec<Worker<JobRef>> = (0..WORKERS).map(|_| Worker::new_lifo()).collect();
         let sleep = Arc::new(Sleep::new(WORKERS));
         ModelPool {
-            pending: (0..WORKERS)
+            private_stack: (0..WORKERS)
                 .map(|index| {
-                    PendingHalves::new(
+                    PrivateStack::new(
                         LatchOwner {
                             sleep: Arc::clone(&sleep),
                             index,
@@ -130,9 +130,10 @@ impl ModelPool {
         ModelWorker { pool: self, index }
     }
 
-    /// `Registry::has_pending_jobs`: the sleeper's last look.
-    fn has_pending_jobs(&self) -> bool {
-        (0..WORKERS).any(|i| !self.stealers[i].is_empty() || self.pending[i].has_private())
+    /// `Registry::has_queued_jobs`: the sleeper's last look.
+    fn has_queued_jobs(&self) -> bool {
+        (0..WORKERS)
+            .any(|i| !self.stealers[i].is_empty() || self.private_stack[i].has_private_halves())
     }
 }
 
@@ -151,8 +152,8 @@ impl ModelWorker<'_> {
     }
 
     /// This worker's private stack of `join` halves.
-    fn pending(&self) -> &PendingHalves {
-        &self.pool.pending[self.index]
+    fn private_stack(&self) -> &PrivateStack {
+        &self.pool.private_stack[self.index]
     }
 
     /// A steal from the other worker's deque; a `Retry` is tried again (the real search
@@ -210,13 +211,13 @@ impl Waiter for ModelWorker<'_> {
     fn rescue(&self) -> Option<JobRef> {
         let victim = 1 - self.index;
         let stealer = &self.pool.stealers[victim];
-        self.pool.pending[victim].rescue(|| stealer.is_empty())
+        self.pool.private_stack[victim].rescue(|| stealer.is_empty())
     }
     fn counters(&self) -> &WorkerCounters {
         &self.pool.counters[self.index]
     }
-    fn has_pending_jobs(&self) -> bool {
-        self.pool.has_pending_jobs()
+    fn has_queued_jobs(&self) -> bool {
+        self.pool.has_queued_jobs()
     }
 }
 
@@ -231,24 +232,26 @@ impl ParkObserver for ModelWorker<'_> {
 
 impl JoinFrame for ModelWorker<'_> {
     type Worker = Self;
-    /// The fast path's barrier (`JoinStack`'s), which every worker runs once its light
+    /// The fast path's barrier (`PrivateStackRef`'s), which every worker runs once its light
     /// barrier is fixed (from the start in the fence builds the model is built with).
     type Light = FixedLight;
 
-    fn stack(&self) -> &PendingHalves {
-        self.pending()
+    fn stack(&self) -> &PrivateStack {
+        self.private_stack()
     }
 
     fn light(&self) -> FixedLight {
         FixedLight::get().expect("the fence builds fix the light barrier from the start")
     }
 
-    /// The real poll (`PendingHalves::poll`), or always with `always_promote`. With two
+    /// The real poll (`PrivateStack::poll`), or always with `always_promote`. With two
     /// workers the one idle worker is either awake or parked, so the poll's two rules
-    /// (`Light::EXACT_FOR_POLL`) answer alike; the unit tests of `pool/pending` tell
+    /// (`Light::EXACT_FOR_POLL`) answer alike; the unit tests of `pool/private_stack` tell
     /// them apart.
     fn poll(&self) -> bool {
-        self.pending().poll(<FixedLight as Light>::EXACT_FOR_POLL) || self.pool.always_promote
+        self.private_stack()
+            .poll(<FixedLight as Light>::EXACT_FOR_POLL)
+            || self.pool.always_promote
     }
 
     fn with_worker<R>(&self, f: impl FnOnce(&Self) -> R) -> R {
@@ -263,7 +266,9 @@ impl JoinWorker for ModelWorker<'_> {
 
     /// `WorkerThread::promote_oldest`.
     fn promote_oldest(&self) -> bool {
-        let promoted = self.pending().promote_oldest(|job| self.deque().push(job));
+        let promoted = self
+            .private_stack()
+            .promote_oldest(|job| self.deque().push(job));
         if promoted {
             self.counters().promotion();
             self.pool.sleep.new_jobs(1, true);

@@ -75,17 +75,17 @@ impl ModelSleep {
     pub fn work_found(&self, idle: &mut ModelIdle, more_work: impl Fn() -> bool) {
         self.sleep.work_found(&mut idle.0, more_work)
     }
-    /// `Sleep::no_work_found` for worker `worker`, waiting on `latch`; `pending` is the
+    /// `Sleep::no_work_found` for worker `worker`, waiting on `latch`; `queued` is the
     /// last look at the queues.
     pub fn no_work_found(
         &self,
         worker: usize,
         idle: &mut ModelIdle,
         latch: &ModelLatch,
-        pending: impl Fn() -> bool,
+        queued: impl Fn() -> bool,
     ) {
         self.sleep
-            .no_work_found(&mut idle.0, &latch.0, &self.counters[worker], pending)
+            .no_work_found(&mut idle.0, &latch.0, &self.counters[worker], queued)
     }
     /// `Sleep::new_jobs` (after the push).
     pub fn new_jobs(&self, num_jobs: u32, queue_was_empty: bool) {

@@ -2,7 +2,7 @@
 //!
 //! * `env.rs`: the environment variables a pool reads; `build_error.rs`: why a build
 //!   fails; `config.rs`: the builder's settings and the handler types;
-//! * `region.rs`: isolation regions; `pending/`: each worker's private stack of `join`
+//! * `region.rs`: isolation regions; `private_stack/`: each worker's private stack of `join`
 //!   halves, as rescuers see it;
 //! * `registry/`: the shared state of one pool (queues, sleep, handlers, its life). It
 //!   never names a worker type;
@@ -19,7 +19,7 @@ pub(crate) mod build_error;
 pub(crate) mod config;
 pub(crate) mod env;
 pub(crate) mod global;
-pub(crate) mod pending;
+pub(crate) mod private_stack;
 pub(crate) mod region;
 pub(crate) mod registry;
 pub(crate) mod spawn_handler;

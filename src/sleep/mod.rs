@@ -252,7 +252,7 @@ impl Sleep {
     /// A full search round found nothing (every source said `Empty`). Yields, announces
     /// sleepiness, or parks, depending on how many rounds came up empty.
     ///
-    /// `has_pending_jobs` is the final look at every queue this worker may take from (its
+    /// `has_queued_jobs` is the final look at every queue this worker may take from (its
     /// broadcast queue, the injector, all deques); it runs after the sleeper registered
     /// itself and after the heavy barrier.
     #[inline]
@@ -264,7 +264,7 @@ impl Sleep {
         idle_state: &mut IdleState,
         latch: &CoreLatch,
         observer: &impl ParkObserver,
-        has_pending_jobs: impl Fn() -> bool,
+        has_queued_jobs: impl Fn() -> bool,
     ) {
         if idle_state.rounds < ROUNDS_UNTIL_SLEEPY && self.start_spinning(idle_state) {
             yield_now();
@@ -281,7 +281,7 @@ impl Sleep {
             yield_now();
         } else {
             debug_assert_eq!(idle_state.rounds, ROUNDS_UNTIL_SLEEPING);
-            self.sleep(idle_state, latch, observer, has_pending_jobs);
+            self.sleep(idle_state, latch, observer, has_queued_jobs);
         }
     }
 
@@ -296,14 +296,14 @@ impl Sleep {
     /// Steps 1 to 5 of parking (`docs/sleep.md`): parks the worker until a waker (new work,
     /// or the setter of `latch`) wakes it, unless the latch is set first, work has been
     /// posted since the worker announced it is sleepy, or the last look
-    /// (`has_pending_jobs`) finds work.
+    /// (`has_queued_jobs`) finds work.
     #[cold]
     fn sleep(
         &self,
         idle_state: &mut IdleState,
         latch: &CoreLatch,
         observer: &impl ParkObserver,
-        has_pending_jobs: impl Fn() -> bool,
+        has_queued_jobs: impl Fn() -> bool,
     ) {
         // Off the build path: the first worker to get here starts the membarrier
         // registration (sync::barrier); later calls are one load.
@@ -343,14 +343,14 @@ impl Sleep {
         // Both run outside the mutex: a membarrier takes microseconds, and a waker
         // spinning on our mutex meanwhile would go to sleep on it.
         let park = barrier::heavy();
-        let pending = has_pending_jobs();
+        let queued = has_queued_jobs();
         self.block_counted(
             sleep_state,
             observer,
             park,
             all_inactive,
-            pending,
-            &has_pending_jobs,
+            queued,
+            &has_queued_jobs,
         );
 
         idle_state.wake_fully();
@@ -419,7 +419,7 @@ impl Sleep {
         &self,
         sleep_state: &'a WorkerSleepState,
         mut is_blocked: MutexGuard<'a, Blocked>,
-        has_pending_jobs: &impl Fn() -> bool,
+        has_queued_jobs: &impl Fn() -> bool,
     ) -> MutexGuard<'a, Blocked> {
         let deadline = Instant::now() + barrier::RECHECK_AFTER;
         while *is_blocked != Blocked::No {
@@ -429,7 +429,7 @@ impl Sleep {
             }
             is_blocked = sleep_state.condvar.wait_timeout(is_blocked, deadline - now);
         }
-        if *is_blocked != Blocked::No && has_pending_jobs() {
+        if *is_blocked != Blocked::No && has_queued_jobs() {
             *is_blocked = Blocked::No;
             self.counters.sub_sleeping_thread();
         }

@@ -15,7 +15,7 @@ impl Sleep {
     /// some are parked, wake one, unless no work is left for it. A pusher that saw this
     /// worker searching woke nobody, counting on it (`new_jobs`); if it now leaves with
     /// that work queued, a sleeper must take it. `more_work` is the sleeper's last look
-    /// (`has_pending_jobs`). Who may have counted on us decides how exact the look must be
+    /// (`has_queued_jobs`). Who may have counted on us decides how exact the look must be
     /// (`docs/sleep.md`, "When P wakes nobody"):
     ///
     /// * while some other worker runs, any of its pushes and lazy `join` polls, whose only

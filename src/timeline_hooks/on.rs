@@ -23,10 +23,10 @@ impl WorkerRecorder {
     pub(crate) fn new(recorder: Option<&Arc<Recorder>>, index: usize) -> WorkerRecorder {
         WorkerRecorder {
             log: recorder.map(|r| {
-                // SAFETY: `WorkerThread::new` is the only caller, and the registry builds
-                // one `WorkerThread` per worker index (it hands each index's deque
-                // `Worker` out once: `thread_builder.rs`, or `adopt_current_thread`), so
-                // this is the only writer of log `index`.
+                // SAFETY: `WorkerThread::new` is the only caller, and one `WorkerThread`
+                // is built per worker index (the registry hands each index's queue ends
+                // out once, to the thread body or to `adopt_current_thread` in
+                // `pool/worker/thread.rs`), so this is the only writer of log `index`.
                 Box::new(unsafe { WorkerLog::new(r, index) })
             }),
         }

@@ -6,7 +6,7 @@ use crate::job::{JobFifo, JobRef};
 use crate::latch::{CoreLatch, LatchOwner, LockLatch};
 use crate::metrics::RegistryCounters;
 use crate::pool::config::Config;
-use crate::pool::pending::PendingHalves;
+use crate::pool::private_stack::PrivateStack;
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Worker};
 use crate::sync::unchecked::{Arc, Mutex};
@@ -54,7 +54,7 @@ impl Registry {
                 terminate: CoreLatch::new(),
                 stealer: queues.deque.stealer(),
                 batch: queues.batch.stealer(),
-                pending: Arc::new(CachePadded::new(PendingHalves::new(
+                private_stack: Arc::new(CachePadded::new(PrivateStack::new(
                     LatchOwner {
                         sleep: Arc::clone(&sleep),
                         index,

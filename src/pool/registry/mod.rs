@@ -26,7 +26,7 @@ use crate::job::{JobFifo, JobRef};
 use crate::latch::{CoreLatch, LockLatch};
 use crate::metrics::RegistryCounters;
 use crate::pool::config::{PanicHandler, ThreadHandler};
-use crate::pool::pending::PendingHalves;
+use crate::pool::private_stack::PrivateStack;
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Stealer, Worker};
 use crate::sync::unchecked::{Arc, Mutex};
@@ -115,8 +115,8 @@ struct ThreadInfo {
     stealer: Stealer<JobRef>,
     /// Steals from the worker's batch queue (`WorkerQueues::batch`).
     batch: Stealer<JobRef>,
-    /// The worker's private `join` halves, for rescuers (`pool::pending`).
-    pending: Arc<CachePadded<PendingHalves>>,
+    /// The worker's private `join` halves, for rescuers (`pool::private_stack`).
+    private_stack: Arc<CachePadded<PrivateStack>>,
     /// The FIFO behind the worker's `spawn_fifo` stubs. Here, not only in the worker: a
     /// stub may be stolen and run after the worker's own state is gone (the adopted
     /// worker 0 of a `use_current_thread` pool is freed when its thread exits).
@@ -160,8 +160,8 @@ impl Registry {
     }
 
     /// Worker `index`'s private `join` halves (its own handle on them).
-    pub(crate) fn pending(&self, index: usize) -> Arc<CachePadded<PendingHalves>> {
-        Arc::clone(&self.thread_infos[index].pending)
+    pub(crate) fn private_stack_handle(&self, index: usize) -> Arc<CachePadded<PrivateStack>> {
+        Arc::clone(&self.thread_infos[index].private_stack)
     }
 
     /// Worker `index`'s `spawn_fifo` FIFO (its own handle on it).
@@ -171,8 +171,8 @@ impl Registry {
 
     /// Worker `index`'s private `join` halves, for a rescuer.
     #[inline]
-    pub(crate) fn pending_of(&self, index: usize) -> &PendingHalves {
-        &self.thread_infos[index].pending
+    pub(crate) fn private_stack_of(&self, index: usize) -> &PrivateStack {
+        &self.thread_infos[index].private_stack
     }
 
     /// The shared queue for jobs from outside the pool.
@@ -221,12 +221,11 @@ impl Registry {
     /// Whether any queue of the pool holds a job: the injector, or any worker's deque,
     /// batch queue or private `join` halves. The sleeper's last look before parking
     /// (docs/sleep.md, step 4).
-    pub(crate) fn has_pending_jobs(&self) -> bool {
+    pub(crate) fn has_queued_jobs(&self) -> bool {
         !self.injected_jobs.is_empty()
-            || self
-                .thread_infos
-                .iter()
-                .any(|t| !t.stealer.is_empty() || !t.batch.is_empty() || t.pending.has_private())
+            || self.thread_infos.iter().any(|t| {
+                !t.stealer.is_empty() || !t.batch.is_empty() || t.private_stack.has_private_halves()
+            })
     }
 }
 

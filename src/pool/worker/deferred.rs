@@ -226,7 +226,9 @@ impl WorkerThread {
 }
 
 /// What a loop that runs jobs needs: running one, and delivering what they deferred. The
-/// real one is [`JobRun`]; the loom model's has nothing to defer.
+/// real one is [`JobRun`]; the loom model's has nothing to defer. Why a trait: the wait
+/// loop ([`Waiter`](super::Waiter)) is shared with the loom model, whose worker runs its
+/// jobs without a `WorkerThread`.
 pub(crate) trait RunJobs {
     /// Runs a job taken from any queue (the caller counted where it came from).
     fn execute(&self, job: JobRef);

@@ -4,7 +4,7 @@
 //!
 //! The invariant everything here keeps: **every private `join` half of a worker is of
 //! its current region**, which the private stack's lock holds
-//! (`PendingHalves::with_regions`), so that whoever takes a half knows where it must run.
+//! (`PrivateStack::with_regions`), so that whoever takes a half knows where it must run.
 //! The worker enters and leaves regions only with no private half (entering promotes
 //! them first, under the region they were pushed in). In a pool that isolates every job
 //! (`ThreadPoolBuilder::isolate_waits`), a half that leaves the stack splits its `join`
@@ -18,7 +18,7 @@
 use super::{RunJobs, WorkerThread};
 use crate::job::{Job, JobRef};
 use crate::latch::CoreLatch;
-use crate::pool::pending::{Regions, Split};
+use crate::pool::private_stack::{Regions, Split};
 use crate::pool::region::Region;
 use crate::sleep::{Sleep, ROUNDS_UNTIL_RESCUE};
 use crate::sync::checked::yield_now;
@@ -111,11 +111,11 @@ impl Drop for Leave<'_> {
     fn drop(&mut self) {
         let worker = self.worker;
         debug_assert!(
-            !worker.pending.has_private(),
+            !worker.private_stack.has_private_halves(),
             "a private half inside a region"
         );
         let previous = self.previous.take();
-        let _entered = worker.pending.replace_region(previous.clone());
+        let _entered = worker.private_stack.replace_region(previous.clone());
         drop(worker.region.replace(previous));
     }
 }
@@ -154,7 +154,9 @@ impl WorkerThread {
     pub(crate) fn region(&self) -> Option<Arc<Region>> {
         if self.isolate_waits {
             self.promote_all();
-            return self.pending.with_regions(|regions| regions.current.clone());
+            return self
+                .private_stack
+                .with_regions(|regions| regions.current.clone());
         }
         let region = self.region.take();
         self.region.set(region.clone());
@@ -166,7 +168,7 @@ impl WorkerThread {
     pub(crate) fn in_region(&self) -> bool {
         if self.isolate_waits {
             return self
-                .pending
+                .private_stack
                 .with_regions(|regions| regions.current.is_some());
         }
         let region = self.region.take();
@@ -180,7 +182,7 @@ impl WorkerThread {
     /// the current region.
     fn enter(&self, region: Arc<Region>) -> Leave<'_> {
         self.promote_all();
-        let previous = self.pending.replace_region(Some(region.clone()));
+        let previous = self.private_stack.replace_region(Some(region.clone()));
         drop(self.region.replace(Some(region)));
         Leave {
             worker: self,
@@ -270,7 +272,7 @@ impl WorkerThread {
                 || region.register_parked(index),
                 || self.region_has_private_halves(region),
                 || region.unregister_parked(index),
-                || self.has_pending_jobs(),
+                || self.has_queued_jobs(),
             );
             rounds = 0;
         }
@@ -308,7 +310,7 @@ impl WorkerThread {
         latch: &CoreLatch,
     ) -> Option<bool> {
         let region = if self.isolate_waits {
-            let split = self.pending.unsplit(id);
+            let split = self.private_stack.unsplit(id);
             debug_assert!(
                 split.is_some() || !self.in_region(),
                 "a half that left the stack in a region without its split"

@@ -1,5 +1,5 @@
 //! The worker's side of the lazy `join` (`docs/join.md`): the fast path's way to the
-//! private stack ([`JoinStack`]), the rest of the per-`join` poll, promotion, and rescue
+//! private stack ([`PrivateStackRef`]), the rest of the per-`join` poll, promotion, and rescue
 //! of another worker's halves.
 //!
 //! Nothing here runs a job: a `join` whose second half nobody took runs `a`, then `b`,
@@ -9,7 +9,7 @@
 use super::isolate::{place_half, stub};
 use super::WorkerThread;
 use crate::job::JobRef;
-use crate::pool::pending::{PendingHalves, Regions};
+use crate::pool::private_stack::{PrivateStack, Regions};
 use crate::pool::region::Region;
 use crate::sync::barrier::FixedLight;
 use crate::sync::unchecked::{Arc, Cell};
@@ -17,17 +17,17 @@ use crate::timeline_hooks::JobSource;
 use std::ptr::NonNull;
 
 thread_local! {
-    /// The current worker's [`JoinStack`], once its light barrier is fixed
-    /// ([`WorkerThread::fix_current_join_stack`]); `None` on any other thread. Cleared with
+    /// The current worker's [`PrivateStackRef`], once its light barrier is fixed
+    /// ([`WorkerThread::fix_current_private_stack`]); `None` on any other thread. Cleared with
     /// `WORKER_THREAD_STATE` when the worker is dropped.
-    static JOIN_STACK: Cell<Option<RawJoinStack>> = const { Cell::new(None) };
+    static PRIVATE_STACK: Cell<Option<RawPrivateStackRef>> = const { Cell::new(None) };
 }
 
-/// [`JoinStack`] as the thread-local keeps it.
+/// [`PrivateStackRef`] as the thread-local keeps it.
 #[derive(Clone, Copy)]
-struct RawJoinStack {
-    /// The current worker's private stack (its `pending`).
-    stack: NonNull<PendingHalves>,
+struct RawPrivateStackRef {
+    /// The current worker's private stack (its `private_stack`).
+    stack: NonNull<PrivateStack>,
     /// The proof that this thread's light barrier is fixed.
     light: FixedLight,
 }
@@ -39,17 +39,17 @@ struct RawJoinStack {
 /// worker nor tests the barrier mode. A worker without one yet (the asymmetric barrier not
 /// published) takes the checked path, on the [`WorkerThread`] itself.
 #[derive(Clone, Copy)]
-pub(crate) struct JoinStack<'a> {
+pub(crate) struct PrivateStackRef<'a> {
     /// The private stack.
-    stack: &'a PendingHalves,
+    stack: &'a PrivateStack,
     /// The pop's side of the barrier pair.
     light: FixedLight,
 }
 
-impl<'a> JoinStack<'a> {
+impl<'a> PrivateStackRef<'a> {
     /// The private stack.
     #[inline(always)]
-    pub(crate) fn stack(&self) -> &'a PendingHalves {
+    pub(crate) fn stack(&self) -> &'a PrivateStack {
         self.stack
     }
 
@@ -61,13 +61,13 @@ impl<'a> JoinStack<'a> {
 }
 
 impl WorkerThread {
-    /// Runs `f` with the current worker's [`JoinStack`], if the current thread is a worker
+    /// Runs `f` with the current worker's [`PrivateStackRef`], if the current thread is a worker
     /// whose light barrier is fixed.
     #[inline(always)]
-    pub(crate) fn with_join_stack<R>(f: impl FnOnce(Option<JoinStack<'_>>) -> R) -> R {
-        let raw = JOIN_STACK.get();
-        f(raw.map(|raw| JoinStack {
-            // SAFETY: `fix_current_join_stack` stored a pointer to the current worker's stack,
+    pub(crate) fn with_private_stack<R>(f: impl FnOnce(Option<PrivateStackRef<'_>>) -> R) -> R {
+        let raw = PRIVATE_STACK.get();
+        f(raw.map(|raw| PrivateStackRef {
+            // SAFETY: `fix_current_private_stack` stored a pointer to the current worker's stack,
             // which the worker keeps alive (its `Arc`) until its `Drop` clears the
             // thread-local, on this thread; that never happens while `f` runs, and the
             // borrow cannot outlive the call.
@@ -76,33 +76,33 @@ impl WorkerThread {
         }))
     }
 
-    /// Makes the `join` fast path ([`JoinStack`]) available to the current thread's
+    /// Makes the `join` fast path ([`PrivateStackRef`]) available to the current thread's
     /// worker, if it has one and the light barrier can be fixed now ([`FixedLight::get`]):
     /// always in the fence builds, once the asymmetric barrier is published in the
     /// others. Called when a worker becomes the current thread's, and by every `join` on
     /// the checked path. It reads the current worker itself, so the stack it stores is
     /// always the one `Drop` clears.
-    pub(crate) fn fix_current_join_stack() {
+    pub(crate) fn fix_current_private_stack() {
         let Some(light) = FixedLight::get() else {
             return;
         };
         WorkerThread::with_current(|worker| {
             if let Some(worker) = worker {
-                let stack = NonNull::from(&**worker.pending);
-                JOIN_STACK.with(|slot| slot.set(Some(RawJoinStack { stack, light })));
+                let stack = NonNull::from(&**worker.private_stack);
+                PRIVATE_STACK.with(|slot| slot.set(Some(RawPrivateStackRef { stack, light })));
             }
         });
     }
 
     /// This worker's private stack of `join` halves (the `join` frame's checked path).
     #[inline(always)]
-    pub(crate) fn pending(&self) -> &PendingHalves {
-        &self.pending
+    pub(crate) fn private_stack(&self) -> &PrivateStack {
+        &self.private_stack
     }
 
     /// Takes the fast path away again: the worker is about to be dropped.
-    pub(super) fn clear_join_stack() {
-        JOIN_STACK.with(|slot| slot.set(None));
+    pub(super) fn clear_private_stack() {
+        PRIVATE_STACK.with(|slot| slot.set(None));
     }
 
     /// Whether nothing this worker offered still waits for a thief: its deque is empty
@@ -123,7 +123,7 @@ impl WorkerThread {
         if !self.isolate_waits {
             return self.region().is_some_and(|region| region.has_no_jobs());
         }
-        self.pending
+        self.private_stack
             .with_regions(|regions| match (regions.split.last(), &regions.current) {
                 (Some(split), _) => split.half.has_no_jobs(),
                 (None, Some(region)) => region.has_no_jobs(),
@@ -144,7 +144,7 @@ impl WorkerThread {
     /// deque (`isolate.rs`). Returns whether there was one.
     fn promote_oldest(&self) -> bool {
         let sleep = self.sleep();
-        let placed = self.pending.promote_oldest_to(|job, regions| {
+        let placed = self.private_stack.promote_oldest_to(|job, regions| {
             match place_half(sleep, self.isolate_waits, &job, regions) {
                 None => {
                     self.worker.push(job);
@@ -184,7 +184,7 @@ impl WorkerThread {
     /// searches or parks, so that no half stays hidden from the other workers.
     #[inline]
     pub(super) fn promote_all(&self) {
-        if self.pending.has_private() {
+        if self.private_stack.has_private_halves() {
             while self.promote_oldest() {}
         }
     }
@@ -201,7 +201,7 @@ impl WorkerThread {
     pub(super) fn rescue(&self) -> Option<JobRef> {
         self.victims().find_map(|victim| {
             let stealer = self.registry.stealer(victim);
-            let (job, region) = self.registry.pending_of(victim).rescue_from(
+            let (job, region) = self.registry.private_stack_of(victim).rescue_from(
                 |regions| regions.current.is_some() || stealer.is_empty(),
                 |job, regions| place_half(self.sleep(), self.isolate_waits, job, regions),
             )?;
@@ -221,7 +221,7 @@ impl WorkerThread {
     /// whether it ran one.
     pub(super) fn rescue_in_region(&self, region: &Arc<Region>) -> bool {
         let found = self.victims().find_map(|victim| {
-            let (job, of) = self.registry.pending_of(victim).rescue_from(
+            let (job, of) = self.registry.private_stack_of(victim).rescue_from(
                 |regions| is_within(regions, region),
                 |job, regions| place_half(self.sleep(), self.isolate_waits, job, regions),
             )?;
@@ -239,14 +239,14 @@ impl WorkerThread {
     }
 
     /// Whether another worker whose current region is `region` or nested in it holds a
-    /// private half (racy, as `Registry::has_pending_jobs`): the isolated waiter's last
+    /// private half (racy, as `Registry::has_queued_jobs`): the isolated waiter's last
     /// look before it parks.
     pub(super) fn region_has_private_halves(&self, region: &Arc<Region>) -> bool {
         (0..self.registry.num_threads())
             .filter(|&i| i != self.index())
             .any(|i| {
                 self.registry
-                    .pending_of(i)
+                    .private_stack_of(i)
                     .has_private_in(|regions| is_within(regions, region))
             })
     }

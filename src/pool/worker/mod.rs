@@ -10,7 +10,7 @@
 use crate::job::{JobArena, JobFifo, JobRef};
 use crate::latch::LatchOwner;
 use crate::metrics::WorkerCounters;
-use crate::pool::pending::PendingHalves;
+use crate::pool::private_stack::PrivateStack;
 use crate::pool::region::Region;
 use crate::pool::registry::{Registry, WorkerQueues};
 use crate::sleep::Sleep;
@@ -23,7 +23,7 @@ use crossbeam_utils::CachePadded;
 use deferred::DeferredWork;
 pub(crate) use deferred::{JobRun, RunJobs};
 pub(crate) use entry::{in_worker_of, inject, inject_broadcast, inject_or_push, with_worker_of};
-pub(crate) use lazy_join::JoinStack;
+pub(crate) use lazy_join::PrivateStackRef;
 use std::ptr;
 pub(crate) use thread::adopt_current_thread;
 pub use thread::ThreadBuilder;
@@ -41,7 +41,7 @@ mod thread;
 mod wait;
 
 thread_local! {
-    /// The worker running on this thread, if any. Points into `main_loop`'s frame, or to
+    /// The worker running on this thread, if any. Points into the thread body's frame (`thread.rs`), or to
     /// the boxed worker in `ADOPTED`.
     static WORKER_THREAD_STATE: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
 
@@ -53,7 +53,7 @@ thread_local! {
 }
 
 /// The per-thread half of a worker: its deque and its identity. Lives on the worker's
-/// stack (`main_loop`) for the thread's whole life, or, for the building thread of a
+/// stack (the thread body, `thread.rs`) for the thread's whole life, or, for the building thread of a
 /// `use_current_thread` pool, in that thread's `ADOPTED` slot until the thread exits.
 pub(crate) struct WorkerThread {
     /// This worker's deque: its own jobs, LIFO (`WorkerQueues::deque`).
@@ -70,8 +70,8 @@ pub(crate) struct WorkerThread {
     registry: Arc<Registry>,
     /// Second halves of this worker's `join`s not yet offered to thieves (lazy join,
     /// `docs/join.md`); the registry holds it too, for rescuers. It also holds this
-    /// worker's index and sleep state (`PendingHalves::owner`).
-    pending: Arc<CachePadded<PendingHalves>>,
+    /// worker's index and sleep state (`PrivateStack::owner`).
+    private_stack: Arc<CachePadded<PrivateStack>>,
     /// Local jobs taken between top-level jobs, counted for fair injection
     /// (`FAIR_INTERVAL`).
     local_ticks: Cell<u32>,
@@ -106,7 +106,7 @@ pub(crate) const FAIR_INTERVAL: u32 = 61;
 impl Drop for WorkerThread {
     fn drop(&mut self) {
         // Unregister, so the thread-local never points at a dead frame.
-        WorkerThread::clear_join_stack();
+        WorkerThread::clear_private_stack();
         WORKER_THREAD_STATE.with(|t| {
             debug_assert!(ptr::eq(t.get(), self));
             t.set(ptr::null());
@@ -125,7 +125,7 @@ impl WorkerThread {
             fifo: registry.fifo(index),
             broadcasts: queues.broadcasts,
             counters: registry.counters().worker(index),
-            pending: registry.pending(index),
+            private_stack: registry.private_stack_handle(index),
             timeline: WorkerRecorder::new(registry.recorder(), index),
             registry,
             local_ticks: Cell::new(0),
@@ -141,14 +141,14 @@ impl WorkerThread {
     }
 
     /// Runs `f` with the worker running on the current thread, if the current thread is
-    /// one. The borrow cannot leave `f`: the worker lives on its thread's `main_loop`
+    /// one. The borrow cannot leave `f`: the worker lives on its thread's body's
     /// frame (or in the thread's `ADOPTED` slot), not for `'static`.
     #[inline(always)]
     pub(crate) fn with_current<R>(f: impl FnOnce(Option<&WorkerThread>) -> R) -> R {
         let ptr = WORKER_THREAD_STATE.with(Cell::get);
         // SAFETY: a non-null pointer was stored by `set_current` and points to a
         // `WorkerThread` that stays alive and in place until its `Drop` clears the slot:
-        // when its thread leaves `main_loop`, or for an adopted worker when the thread's
+        // when its thread body returns, or for an adopted worker when the thread's
         // `ADOPTED` slot is destroyed. Both happen on this thread, never while `f` (which
         // runs on this thread, to completion) is running, and the borrow given to `f`
         // cannot outlive the call.
@@ -196,25 +196,25 @@ impl WorkerThread {
             assert!(t.get().is_null(), "thread is already a stealpool worker");
             t.set(thread);
         });
-        WorkerThread::fix_current_join_stack();
+        WorkerThread::fix_current_private_stack();
     }
 
     /// This worker's index in its pool, `0..num_threads`.
     #[inline]
     pub(crate) fn index(&self) -> usize {
-        self.pending.owner().index
+        self.private_stack.owner().index
     }
 
     /// The sleep state of the pool this worker belongs to.
     #[inline]
     pub(crate) fn sleep(&self) -> &Arc<Sleep> {
-        &self.pending.owner().sleep
+        &self.private_stack.owner().sleep
     }
 
     /// This worker as the owner of the latches it waits on.
     #[inline(always)]
     pub(crate) fn latch_owner(&self) -> &LatchOwner {
-        self.pending.owner()
+        self.private_stack.owner()
     }
 
     /// The pool this worker belongs to.
@@ -311,7 +311,7 @@ impl WorkerThread {
     /// like rayon-core's answer: thieves may take them).
     #[inline]
     pub(crate) fn has_local_jobs(&self) -> bool {
-        !self.worker.is_empty() || self.pending.has_private()
+        !self.worker.is_empty() || self.private_stack.has_private_halves()
     }
 
     /// Executes a job (for [`JobRun::execute`](deferred::JobRun), which settles what it
@@ -352,8 +352,8 @@ impl WorkerThread {
     /// worker's deque, or this worker's own broadcast queue (other workers' broadcast
     /// jobs are not ours to run). The sleeper's last look before parking
     /// (docs/sleep.md, step 4).
-    pub(crate) fn has_pending_jobs(&self) -> bool {
-        !self.broadcasts.is_empty() || self.registry.has_pending_jobs()
+    pub(crate) fn has_queued_jobs(&self) -> bool {
+        !self.broadcasts.is_empty() || self.registry.has_queued_jobs()
     }
 
     /// `yield_now`: runs one job from anywhere this worker may take one, if any. Returns

@@ -24,8 +24,10 @@ pub(crate) enum Frame {
     User,
 }
 
-/// What the wait loop needs from a worker. Monomorphised: the pool's loop compiles as if it
-/// called the [`WorkerThread`] directly.
+/// What the wait loop needs from a worker. Why a trait: the loom model of `join` with a
+/// thief (`loom_model/join_steal.rs`) runs this very loop with a worker of its own, whose
+/// deques are loom's and which has no thread-local, no timeline and no regions.
+/// Monomorphised: the pool's loop compiles as if it called the [`WorkerThread`] directly.
 pub(crate) trait Waiter: ParkObserver {
     /// The handle through which the loop runs jobs (and settles what they defer).
     type Run<'a>: RunJobs
@@ -49,7 +51,7 @@ pub(crate) trait Waiter: ParkObserver {
     /// This worker's metrics block (the loop counts its rescues there).
     fn counters(&self) -> &WorkerCounters;
     /// Whether any queue this worker could take a job from holds one (racy).
-    fn has_pending_jobs(&self) -> bool;
+    fn has_queued_jobs(&self) -> bool;
     /// The search or rescue that just returned a job is over and the worker counts as
     /// running again: tells observers where the job came from.
     fn tell_found(&self) {}
@@ -83,7 +85,7 @@ pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) 
     let sleep = worker.sleep();
     // Work queued besides what this worker just found, for "the last searcher wakes
     // one" (`Sleep::work_found`): the same look as before parking.
-    let more_work = || worker.has_pending_jobs();
+    let more_work = || worker.has_queued_jobs();
     let run = worker.run_jobs();
     // Whether this wait told observers of an idle period it has not ended yet (a wait
     // nested in an observer's code belongs to the period, and neither opens nor ends one).
@@ -226,8 +228,8 @@ impl Waiter for WorkerThread {
         &self.counters
     }
     #[inline]
-    fn has_pending_jobs(&self) -> bool {
-        WorkerThread::has_pending_jobs(self)
+    fn has_queued_jobs(&self) -> bool {
+        WorkerThread::has_queued_jobs(self)
     }
     #[inline]
     fn tell_found(&self) {

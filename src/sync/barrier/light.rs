@@ -22,7 +22,7 @@ pub(crate) fn light() {
 /// compiler fence alone, with no load of the mode, from then on. Sound because a
 /// published mode stays published, or leaves it only for one whose sleepers recheck
 /// (Linux's `FAILED`, see `expedited` there). The `join` fast path holds one
-/// (`pool::worker::JoinStack`): where it has none, it takes the checked path, so the
+/// (`pool::worker::PrivateStackRef`): where it has none, it takes the checked path, so the
 /// fast path tests no mode at all.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FixedLight(());

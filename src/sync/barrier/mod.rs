@@ -93,7 +93,7 @@ pub(crate) trait Light: Copy {
     /// thread's compiler-fenced private push (the poll's, [`poll_fence`]): true once the
     /// asymmetric pair was published before this light was taken. Then the `join` poll may
     /// leave a half to an idle worker that is awake even while others are parked
-    /// (`PendingHalves::poll`, `docs/join.md`, "Skipped polls").
+    /// (`PrivateStack::poll`, `docs/join.md`, "Skipped polls").
     const EXACT_FOR_POLL: bool;
     /// Whether [`light`](Light::light) may execute a fence instruction; false when it is
     /// a compiler fence only. A pop that needs no barrier (no other worker to pair with)

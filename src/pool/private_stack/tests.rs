@@ -23,8 +23,8 @@ fn job(n: &Nothing) -> JoinHalf {
     unsafe { n.as_join_half() }
 }
 
-fn stack() -> PendingHalves {
-    PendingHalves::new(
+fn stack() -> PrivateStack {
+    PrivateStack::new(
         LatchOwner {
             sleep: Arc::new(Sleep::new(1)),
             index: 0,
@@ -58,7 +58,7 @@ fn pops_see_promotion_and_rescue_of_older_halves() {
     assert_eq!(s.pop(p2, CheckedLight), Popped::Private);
     assert_eq!(s.pop(p1, CheckedLight), Popped::Taken);
     assert_eq!(s.pop(p0, CheckedLight), Popped::Taken);
-    assert!(!s.has_private());
+    assert!(!s.has_private_halves());
     assert!(s.rescue(|| true).is_none());
     assert!(!s.promote_oldest(|_| unreachable!()));
 }
@@ -136,7 +136,7 @@ fn slots_wrap_and_one_stays_free() {
         };
         assert_eq!(s.pop(pos, CheckedLight), expected);
     }
-    assert!(!s.has_private());
+    assert!(!s.has_private_halves());
 }
 
 /// The owner finds its stack full, then, before it takes the lock to promote,

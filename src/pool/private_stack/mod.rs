@@ -39,7 +39,7 @@ use crate::sync::Ordering;
 /// half to make room (it is offered eagerly, as in rayon-core).
 pub(crate) const CAPACITY: usize = 64;
 
-/// Polls skipped after one found the deque still holding work ([`PendingHalves::skip_polls`]):
+/// Polls skipped after one found the deque still holding work ([`PrivateStack::skip_polls`]):
 /// a few dozen fine-grained `join`s, far less time than a thief takes to arrive, and
 /// enough that the look at the deque (a line the thieves write) is paid once per that
 /// many `join`s, not on each.
@@ -89,7 +89,7 @@ struct Slot {
 /// `repr(C)`: the fields the `join` fast path touches (`top`, `limit`, `bottom`,
 /// `can_share` and `owner` for the poll) share the first cache line, in this order.
 #[repr(C)]
-pub(crate) struct PendingHalves {
+pub(crate) struct PrivateStack {
     /// One past the newest half. Written only by the owner.
     top: AtomicUsize,
     /// The owner's bound on `top` for a push (`bottom + CAPACITY - 1` as the owner last
@@ -119,11 +119,11 @@ pub(crate) struct PendingHalves {
     slots: [Slot; CAPACITY],
 }
 
-impl PendingHalves {
+impl PrivateStack {
     /// The private stack of `owner`, in a pool where another worker can take a half if
     /// `can_share`.
     pub(crate) fn new(owner: LatchOwner, can_share: bool) -> Self {
-        PendingHalves {
+        PrivateStack {
             owner,
             top: AtomicUsize::new(0),
             limit: AtomicUsize::new(CAPACITY - 1),
@@ -152,7 +152,7 @@ impl PendingHalves {
 
     /// Whether any half is private (racy for anyone but the owner; exact for the owner).
     #[inline]
-    pub(crate) fn has_private(&self) -> bool {
+    pub(crate) fn has_private_halves(&self) -> bool {
         self.top.load(Ordering::Relaxed) > self.bottom.load(Ordering::Relaxed)
     }
 
@@ -332,7 +332,10 @@ impl PendingHalves {
     /// Owner, with no half private: `region` is its current isolation region from now on;
     /// returns the one before.
     pub(crate) fn replace_region(&self, region: Option<Arc<Region>>) -> Option<Arc<Region>> {
-        debug_assert!(!self.has_private(), "a region change with a private half");
+        debug_assert!(
+            !self.has_private_halves(),
+            "a region change with a private half"
+        );
         std::mem::replace(&mut self.lock.lock().current, region)
     }
 
@@ -373,7 +376,7 @@ impl PendingHalves {
         may_take: impl FnOnce(&Regions) -> bool,
         place: impl FnOnce(&JobRef, &mut Regions) -> Option<Arc<Region>>,
     ) -> Option<(JobRef, Option<Arc<Region>>)> {
-        if !self.has_private() {
+        if !self.has_private_halves() {
             return None;
         }
         let mut regions = self.lock.lock();
@@ -402,9 +405,9 @@ impl PendingHalves {
     }
 
     /// Whether a half is private and the owner's regions satisfy `pred` (racy as
-    /// [`has_private`](Self::has_private); the regions are read under the lock).
+    /// [`has_private_halves`](Self::has_private_halves); the regions are read under the lock).
     pub(crate) fn has_private_in(&self, pred: impl FnOnce(&Regions) -> bool) -> bool {
-        self.has_private() && pred(&self.lock.lock())
+        self.has_private_halves() && pred(&self.lock.lock())
     }
 
     /// Hands out the half at `pos`: reads its slot and writes its latch. Under the lock,
