@@ -27,7 +27,7 @@ use crate::join::{join_on, JoinFrame, JoinWorker};
 use crate::latch::{CoreLatch, LatchOwner};
 use crate::metrics::WorkerCounters;
 use crate::pool::private_stack::PrivateStack;
-use crate::pool::worker::{wait_loop, Frame, RunJobs, Waiter};
+use crate::pool::worker::{wait_loop, RunJobs, WaitFrame, Waiter};
 use crate::sleep::{ParkObserver, Sleep};
 use crate::sync::barrier::{FixedLight, Light};
 use crate::sync::deque::{Steal, Stealer, Worker};
@@ -105,7 +105,7 @@ impl ModelPool {
 
     /// Worker 1's scheduling loop, until [`stop_thief`](Self::stop_thief).
     pub fn run_thief(&self) {
-        wait_loop(&self.worker(THIEF), &self.terminate, Frame::Top);
+        wait_loop(&self.worker(THIEF), &self.terminate, WaitFrame::Top);
     }
 
     /// Ends the thief's loop, waking it if it sleeps (as a pool's termination does).
@@ -201,7 +201,7 @@ impl Waiter for ModelWorker<'_> {
     fn promote_all(&self) {
         while self.promote_oldest() {}
     }
-    fn take_own_job(&self, _: Frame) -> Option<JobRef> {
+    fn take_own_job(&self, _: WaitFrame) -> Option<JobRef> {
         self.deque().pop()
     }
     fn find_work(&self) -> Option<JobRef> {
@@ -284,7 +284,7 @@ impl JoinWorker for ModelWorker<'_> {
 
     fn wait_until(&self, latch: &CoreLatch) {
         if !latch.probe() {
-            wait_loop(self, latch, Frame::User);
+            wait_loop(self, latch, WaitFrame::User);
         }
     }
 }

@@ -4,9 +4,9 @@
 //!
 //! * **Count-downs.** Each scope job ends by counting its scope's [`CountLatch`] down, an
 //!   atomic read-modify-write on a line that the spawning worker writes for every
-//!   `spawn`. When another worker runs the jobs, every completion moves that line between
-//!   the two cores: with a million tiny jobs, two workers were three times slower than
-//!   one (`docs/performance.md`). The worker keeps `(latch, n)` for the scope whose jobs
+//!   `spawn`. When another worker runs the jobs, every completion would move that line
+//!   between the two cores, and tiny jobs would run slower on two workers than on one
+//!   (`docs/performance.md`). The worker keeps `(latch, n)` for the scope whose jobs
 //!   it has just run and subtracts `n` in one operation when it moves on.
 //! * **Chunk releases.** A scope job allocated in another worker's arena gives its
 //!   reference to the chunk back (`job::arena`); the worker keeps `(chunk, n)` and

@@ -224,8 +224,8 @@ impl WorkerThread {
     /// deque for the free workers; wakes the region's parked waiters.
     pub(crate) fn hand_out(&self, region: &Arc<Region>, job: JobRef) {
         region.push(job);
-        let queue_was_empty = self.worker.is_empty();
-        self.worker.push(stub(region));
+        let queue_was_empty = self.deque.is_empty();
+        self.deque.push(stub(region));
         self.registry.sleep.new_jobs(1, queue_was_empty);
     }
 
@@ -332,11 +332,11 @@ impl WorkerThread {
     /// stub it pushed off the own deque if it is on top (a stub of the region: any of
     /// them stands for any of the region's jobs), else puts back what it popped.
     pub(crate) fn drop_own_stub(&self, region: &Arc<Region>) {
-        match self.worker.pop() {
+        match self.deque.pop() {
             // SAFETY: checked to be a stub of `region`.
             Some(job) if is_stub_of(&job, region) => unsafe { drop_stub(job) },
             Some(job) => {
-                self.worker.push(job);
+                self.deque.push(job);
                 self.registry.sleep.new_jobs(1, false);
             }
             None => {}

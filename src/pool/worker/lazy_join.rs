@@ -111,7 +111,7 @@ impl WorkerThread {
     /// on the deque may be spent: a waiter of the region took their jobs).
     #[inline(always)]
     pub(crate) fn nothing_offered(&self) -> bool {
-        self.worker.is_empty() || self.nothing_offered_in_region()
+        self.deque.is_empty() || self.nothing_offered_in_region()
     }
 
     /// The rest of [`nothing_offered`](Self::nothing_offered), out of line: `false`
@@ -147,7 +147,7 @@ impl WorkerThread {
         let placed = self.private_stack.promote_oldest_to(|job, regions| {
             match place_half(sleep, self.isolate_waits, &job, regions) {
                 None => {
-                    self.worker.push(job);
+                    self.deque.push(job);
                     None
                 }
                 Some(region) => Some((job, region)),
@@ -163,7 +163,7 @@ impl WorkerThread {
                 // half is on no queue, and no rescuer of this stack may order itself
                 // against the deque: inside a region a rescue does not (`rescue`).
                 region.push(job);
-                self.worker.push(stub(&region));
+                self.deque.push(stub(&region));
                 true
             }
         };

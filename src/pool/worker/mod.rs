@@ -29,7 +29,7 @@ pub(crate) use thread::adopt_current_thread;
 pub use thread::ThreadBuilder;
 pub(crate) use wait::Waiter;
 #[cfg(loom)]
-pub(crate) use wait::{wait_loop, Frame};
+pub(crate) use wait::{wait_loop, WaitFrame};
 
 mod deferred;
 mod entry;
@@ -57,7 +57,7 @@ thread_local! {
 /// `use_current_thread` pool, in that thread's `ADOPTED` slot until the thread exits.
 pub(crate) struct WorkerThread {
     /// This worker's deque: its own jobs, LIFO (`WorkerQueues::deque`).
-    worker: Worker<JobRef>,
+    deque: Worker<JobRef>,
     /// Jobs taken in batches from other queues, oldest first (`WorkerQueues::batch`).
     batch: Worker<JobRef>,
     /// The FIFO behind this worker's `spawn_fifo` stubs (the registry holds it too).
@@ -120,7 +120,7 @@ impl WorkerThread {
     pub(crate) fn new(queues: WorkerQueues, registry: Arc<Registry>, index: usize) -> Self {
         let isolate_waits = registry.isolate_waits();
         WorkerThread {
-            worker: queues.deque,
+            deque: queues.deque,
             batch: queues.batch,
             fifo: registry.fifo(index),
             broadcasts: queues.broadcasts,
@@ -235,8 +235,8 @@ impl WorkerThread {
         if let Some(region) = self.region() {
             return self.hand_out(&region, job);
         }
-        let queue_was_empty = self.worker.is_empty();
-        self.worker.push(job);
+        let queue_was_empty = self.deque.is_empty();
+        self.deque.push(job);
         self.registry.sleep.new_jobs(1, queue_was_empty);
     }
 
@@ -269,7 +269,7 @@ impl WorkerThread {
     /// local pop).
     #[inline]
     pub(crate) fn take_local_job(&self) -> Option<JobRef> {
-        let job = self.worker.pop();
+        let job = self.deque.pop();
         if job.is_some() {
             self.counters().local_pop();
         }
@@ -280,7 +280,7 @@ impl WorkerThread {
     /// from elsewhere, if there is any: the oldest job of the batch queue (what an earlier
     /// batch steal brought), else the injector's oldest. Work from outside starts within a
     /// bounded number of local jobs even while the own deque never runs dry (tokio's and
-    /// Go's global-queue interval). Only between top-level jobs (`Frame::Top`): inside a
+    /// Go's global-queue interval). Only between top-level jobs (`WaitFrame::Top`): inside a
     /// user's frame an injected job would overtake local work where rayon-core runs the
     /// local work, and the frame may hold a lock or a borrow the injected job takes.
     #[inline]
@@ -304,14 +304,14 @@ impl WorkerThread {
     /// Pops the own deque without counting: `join` taking its own second half back.
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
-        self.worker.pop()
+        self.deque.pop()
     }
 
     /// Whether the own deque or the private stack of `join` halves holds a job (racy,
     /// like rayon-core's answer: thieves may take them).
     #[inline]
     pub(crate) fn has_local_jobs(&self) -> bool {
-        !self.worker.is_empty() || self.private_stack.has_private_halves()
+        !self.deque.is_empty() || self.private_stack.has_private_halves()
     }
 
     /// Executes a job (for [`JobRun::execute`](deferred::JobRun), which settles what it

@@ -1,7 +1,7 @@
 //! The wait loop: how a worker runs jobs until a latch is set, parking when there are
 //! none. One loop for every wait (the scheduling loop of a worker thread, a `join`'s wait
 //! for its stolen half, a scope, a cross-pool `install`, `block_on`), differing only in
-//! the [`Frame`] it runs in.
+//! the [`WaitFrame`] it runs in.
 //!
 //! The loop ([`wait_loop`]) is generic over the worker ([`Waiter`]), as the `join` frame
 //! is over `JoinWorker`: the pool runs it on a [`WorkerThread`], and the loom model of a
@@ -17,7 +17,7 @@ use crate::sleep::{ParkObserver, Sleep, ROUNDS_UNTIL_RESCUE};
 
 /// Which frame a wait runs in: it decides whether an injected job may overtake local work.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Frame {
+pub(crate) enum WaitFrame {
     /// The worker's scheduling loop: no user code below.
     Top,
     /// Inside a job or other user code (`join`, scope, `install`, `block_on`, ...).
@@ -43,7 +43,7 @@ pub(crate) trait Waiter: ParkObserver {
     fn promote_all(&self);
     /// The next job of this worker's own queues (deque, broadcast queue, batch), in the
     /// order `frame` allows, without touching the shared sleep counters.
-    fn take_own_job(&self, frame: Frame) -> Option<JobRef>;
+    fn take_own_job(&self, frame: WaitFrame) -> Option<JobRef>;
     /// One search of the other queues (injector, other workers' deques).
     fn find_work(&self) -> Option<JobRef>;
     /// Takes another worker's oldest private half.
@@ -69,12 +69,12 @@ pub(crate) trait Waiter: ParkObserver {
 
 /// Runs jobs on `worker` until `latch` is set; parks when there are none. Local jobs come
 /// first, then a search (`find_work`), then a rescue, then the sleep module, as in
-/// rayon-core's wait: no injected job overtakes a local one in a [`Frame::User`] wait
+/// rayon-core's wait: no injected job overtakes a local one in a [`WaitFrame::User`] wait
 /// (`docs/guarantees.md`, "Where a worker runs other jobs").
 // The round limits are 0 under loom (fewer states): a comparison against them is then
 // constant, which is the point.
 #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
-pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: Frame) {
+pub(crate) fn wait_loop<W: Waiter>(worker: &W, latch: &CoreLatch, frame: WaitFrame) {
     // A panic that unwound out of here would pop the waiting frame (a `join` whose
     // second half a thief may still be writing, a scope whose jobs still run) while
     // others use it: abort instead (rayon-core arms the same guard here). Jobs run
@@ -170,7 +170,7 @@ impl WorkerThread {
     fn wait_until_cold(&self, latch: &CoreLatch) {
         match self.region() {
             Some(region) => self.wait_isolated(&region, latch),
-            None => wait_loop(self, latch, Frame::User),
+            None => wait_loop(self, latch, WaitFrame::User),
         }
     }
 
@@ -179,7 +179,7 @@ impl WorkerThread {
     /// gives way to an injected one (`take_local_job_fair`).
     pub(crate) fn main_loop(&self, terminate: &CoreLatch) {
         if !terminate.probe() {
-            wait_loop(self, terminate, Frame::Top);
+            wait_loop(self, terminate, WaitFrame::Top);
         }
     }
 }
@@ -207,10 +207,10 @@ impl Waiter for WorkerThread {
     /// the search's next two steps in its order, still without the counters (a batch is
     /// many jobs).
     #[inline]
-    fn take_own_job(&self, frame: Frame) -> Option<JobRef> {
+    fn take_own_job(&self, frame: WaitFrame) -> Option<JobRef> {
         match frame {
-            Frame::Top => self.take_local_job_fair(),
-            Frame::User => self.take_local_job(),
+            WaitFrame::Top => self.take_local_job_fair(),
+            WaitFrame::User => self.take_local_job(),
         }
         .or_else(|| self.take_broadcast_job(&mut false))
         .or_else(|| self.take_batched_job())
