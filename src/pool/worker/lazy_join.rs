@@ -1,6 +1,8 @@
-//! The worker's side of the lazy `join` (`docs/join.md`): the fast path's way to the
-//! private stack ([`PrivateStackRef`]), the rest of the per-`join` poll, promotion, and rescue
-//! of another worker's halves.
+//! The worker's side of the lazy `join` (`docs/join.md`): the rest of the per-`join`
+//! poll, promotion of its own halves, and rescue of another worker's halves. (The `join`
+//! fast path reaches the private stack through `current.rs`, [`PrivateStackRef`].)
+//!
+//! [`PrivateStackRef`]: super::PrivateStackRef
 //!
 //! Nothing here runs a job: a `join` whose second half nobody took runs `a`, then `b`,
 //! and nothing in between, as on rayon-core (`docs/guarantees.md`, "Where a worker runs
@@ -9,102 +11,12 @@
 use super::isolate::{place_half, stub};
 use super::WorkerThread;
 use crate::job::JobRef;
-use crate::pool::private_stack::{PrivateStack, Regions};
+use crate::pool::private_stack::Regions;
 use crate::pool::region::Region;
-use crate::sync::barrier::FixedLight;
-use crate::sync::unchecked::{Arc, Cell};
+use crate::sync::unchecked::Arc;
 use crate::timeline_hooks::JobSource;
-use std::ptr::NonNull;
-
-thread_local! {
-    /// The current worker's [`PrivateStackRef`], once its light barrier is fixed
-    /// ([`WorkerThread::fix_current_private_stack`]); `None` on any other thread. Cleared with
-    /// `WORKER_THREAD_STATE` when the worker is dropped.
-    static PRIVATE_STACK: Cell<Option<RawPrivateStackRef>> = const { Cell::new(None) };
-}
-
-/// [`PrivateStackRef`] as the thread-local keeps it.
-#[derive(Clone, Copy)]
-struct RawPrivateStackRef {
-    /// The current worker's private stack (its `private_stack`).
-    stack: NonNull<PrivateStack>,
-    /// The proof that this thread's light barrier is fixed.
-    light: FixedLight,
-}
-
-/// The current worker's private stack of `join` halves, as the `join` fast path reaches
-/// it: straight from a thread-local, one load, with the owner's light barrier already
-/// fixed ([`FixedLight`]: the compiler fence once the asymmetric barrier is published,
-/// else the full fence), so that the fast path neither loads the stack through the
-/// worker nor tests the barrier mode. A worker without one yet (the asymmetric barrier not
-/// published) takes the checked path, on the [`WorkerThread`] itself.
-#[derive(Clone, Copy)]
-pub(crate) struct PrivateStackRef<'a> {
-    /// The private stack.
-    stack: &'a PrivateStack,
-    /// The pop's side of the barrier pair.
-    light: FixedLight,
-}
-
-impl<'a> PrivateStackRef<'a> {
-    /// The private stack.
-    #[inline(always)]
-    pub(crate) fn stack(&self) -> &'a PrivateStack {
-        self.stack
-    }
-
-    /// The owner's light barrier, fixed for this thread.
-    #[inline(always)]
-    pub(crate) fn light(&self) -> FixedLight {
-        self.light
-    }
-}
 
 impl WorkerThread {
-    /// Runs `f` with the current worker's [`PrivateStackRef`], if the current thread is a worker
-    /// whose light barrier is fixed.
-    #[inline(always)]
-    pub(crate) fn with_private_stack<R>(f: impl FnOnce(Option<PrivateStackRef<'_>>) -> R) -> R {
-        let raw = PRIVATE_STACK.get();
-        f(raw.map(|raw| PrivateStackRef {
-            // SAFETY: `fix_current_private_stack` stored a pointer to the current worker's stack,
-            // which the worker keeps alive (its `Arc`) until its `Drop` clears the
-            // thread-local, on this thread; that never happens while `f` runs, and the
-            // borrow cannot outlive the call.
-            stack: unsafe { raw.stack.as_ref() },
-            light: raw.light,
-        }))
-    }
-
-    /// Makes the `join` fast path ([`PrivateStackRef`]) available to the current thread's
-    /// worker, if it has one and the light barrier can be fixed now ([`FixedLight::get`]):
-    /// always in the fence builds, once the asymmetric barrier is published in the
-    /// others. Called when a worker becomes the current thread's, and by every `join` on
-    /// the checked path. It reads the current worker itself, so the stack it stores is
-    /// always the one `Drop` clears.
-    pub(crate) fn fix_current_private_stack() {
-        let Some(light) = FixedLight::get() else {
-            return;
-        };
-        WorkerThread::with_current(|worker| {
-            if let Some(worker) = worker {
-                let stack = NonNull::from(&**worker.private_stack);
-                PRIVATE_STACK.with(|slot| slot.set(Some(RawPrivateStackRef { stack, light })));
-            }
-        });
-    }
-
-    /// This worker's private stack of `join` halves (the `join` frame's checked path).
-    #[inline(always)]
-    pub(crate) fn private_stack(&self) -> &PrivateStack {
-        &self.private_stack
-    }
-
-    /// Takes the fast path away again: the worker is about to be dropped.
-    pub(super) fn clear_private_stack() {
-        PRIVATE_STACK.with(|slot| slot.set(None));
-    }
-
     /// Whether nothing this worker offered still waits for a thief: its deque is empty
     /// (the owner's view: two loads, inlined into the `join` frame); else, inside a
     /// region, whether the queue of the region its last half went to is empty (its stubs

@@ -1,11 +1,25 @@
-//! The worker thread and its scheduling loop.
+//! The worker: the thread that runs a pool's jobs, and everything that belongs to it.
+//! It sits above the registry (`pool::registry`), which it reaches through its
+//! `Arc<Registry>`; the registry never names it (tokio's `multi_thread::Worker` over
+//! `Shared`).
 //!
 //! Each worker owns a LIFO crossbeam-deque [`Worker`]; the registry holds its [`Stealer`]
-//! for the others. The loop: [`WorkerThread::wait_until`] (`wait.rs`) runs local jobs,
-//! then searches ([`WorkerThread::find_work`], `search.rs`), then parks (`sleep`). The
-//! other modules: `lazy_join.rs` (the private second halves of `join`), `deferred.rs`
-//! (running jobs, and the count-downs and arena releases they defer), `observe.rs` (what
-//! the worker tells the timeline and `tracing`).
+//! for the others. One file per concept of [`WorkerThread`]:
+//!
+//! * `mod.rs`: the struct, its own queues (`push`, the local pops) and running a job;
+//! * `current.rs`: the thread-locals that find the current worker and, for the `join`
+//!   fast path, its private stack ([`PrivateStackRef`]);
+//! * `entry.rs`: the ways into a pool from the calling thread (inject, `in_worker_of`);
+//! * `thread.rs`: [`ThreadBuilder`] and the thread body (start handler, scheduling loop,
+//!   exit handler), and adopting the building thread (`use_current_thread`);
+//! * `wait.rs`: the wait loop every wait runs ([`WorkerThread::wait_until`], and the
+//!   scheduling loop, `main_loop`): local jobs, then a search, then the sleep module;
+//! * `search.rs`: the search of the other queues ([`WorkerThread::find_work`]);
+//! * `lazy_join.rs`: promotion of the own `join` halves and rescue of others';
+//! * `isolate.rs`: isolation regions, the worker's side (`docs/isolation.md`);
+//! * `deferred.rs`: running jobs (`JobRun`) and the count-downs and chunk releases they
+//!   defer;
+//! * `observe.rs`: what the worker tells the timeline and `tracing`.
 
 use crate::job::{JobArena, JobFifo, JobRef};
 use crate::latch::LatchOwner;
@@ -20,17 +34,17 @@ use crate::sync::unchecked::{Arc, Cell};
 use crate::timeline_hooks::JobSource;
 use crate::timeline_hooks::WorkerRecorder;
 use crossbeam_utils::CachePadded;
+pub(crate) use current::PrivateStackRef;
 use deferred::DeferredWork;
 pub(crate) use deferred::{JobRun, RunJobs};
 pub(crate) use entry::{in_worker_of, inject, inject_broadcast, inject_or_push, with_worker_of};
-pub(crate) use lazy_join::PrivateStackRef;
-use std::ptr;
 pub(crate) use thread::adopt_current_thread;
 pub use thread::ThreadBuilder;
 pub(crate) use wait::Waiter;
 #[cfg(loom)]
 pub(crate) use wait::{wait_loop, WaitFrame};
 
+mod current;
 mod deferred;
 mod entry;
 mod isolate;
@@ -39,18 +53,6 @@ mod observe;
 mod search;
 mod thread;
 mod wait;
-
-thread_local! {
-    /// The worker running on this thread, if any. Points into the thread body's frame (`thread.rs`), or to
-    /// the boxed worker in `ADOPTED`.
-    static WORKER_THREAD_STATE: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
-
-    /// The worker of a thread adopted by a `use_current_thread` pool, owned here so that it
-    /// is dropped (unregistering itself, releasing its registry) when the thread exits.
-    /// rayon-core leaks it.
-    static ADOPTED: std::cell::RefCell<Option<Box<WorkerThread>>> =
-        const { std::cell::RefCell::new(None) };
-}
 
 /// The per-thread half of a worker: its deque and its identity. Lives on the worker's
 /// stack (the thread body, `thread.rs`) for the thread's whole life, or, for the building thread of a
@@ -103,17 +105,6 @@ pub(crate) struct WorkerThread {
 /// pops is taken ahead of local work. Tokio's and Go's global-queue interval.
 pub(crate) const FAIR_INTERVAL: u32 = 61;
 
-impl Drop for WorkerThread {
-    fn drop(&mut self) {
-        // Unregister, so the thread-local never points at a dead frame.
-        WorkerThread::clear_private_stack();
-        WORKER_THREAD_STATE.with(|t| {
-            debug_assert!(ptr::eq(t.get(), self));
-            t.set(ptr::null());
-        });
-    }
-}
-
 impl WorkerThread {
     /// Worker `index` of `registry`, owning `queues`; not yet the current thread's worker
     /// (`set_current`).
@@ -138,65 +129,6 @@ impl WorkerThread {
             region: Cell::new(None),
             isolate_waits,
         }
-    }
-
-    /// Runs `f` with the worker running on the current thread, if the current thread is
-    /// one. The borrow cannot leave `f`: the worker lives on its thread's body's
-    /// frame (or in the thread's `ADOPTED` slot), not for `'static`.
-    #[inline(always)]
-    pub(crate) fn with_current<R>(f: impl FnOnce(Option<&WorkerThread>) -> R) -> R {
-        let ptr = WORKER_THREAD_STATE.with(Cell::get);
-        // SAFETY: a non-null pointer was stored by `set_current` and points to a
-        // `WorkerThread` that stays alive and in place until its `Drop` clears the slot:
-        // when its thread body returns, or for an adopted worker when the thread's
-        // `ADOPTED` slot is destroyed. Both happen on this thread, never while `f` (which
-        // runs on this thread, to completion) is running, and the borrow given to `f`
-        // cannot outlive the call.
-        f(unsafe { ptr.as_ref() })
-    }
-
-    /// Whether the current thread is a worker of any pool.
-    #[inline]
-    pub(crate) fn is_worker_thread() -> bool {
-        !WORKER_THREAD_STATE.with(Cell::get).is_null()
-    }
-
-    /// Makes `thread` the current thread's worker for the rest of the thread's life (the
-    /// building thread of a `use_current_thread` pool, which never runs the main loop).
-    /// It is dropped when the thread exits; from a thread-local destructor that runs after
-    /// that slot's own, it is leaked instead.
-    ///
-    /// # Panics
-    /// If the current thread is already a worker.
-    pub(crate) fn adopt(thread: WorkerThread) {
-        let boxed = Box::new(thread);
-        // SAFETY: a box's contents do not move; the box goes into `ADOPTED` right below
-        // (or is leaked) and stays there until the thread-local is destroyed, when its
-        // `Drop` unregisters it before it is freed.
-        unsafe { WorkerThread::set_current(&*boxed) };
-        let mut boxed = Some(boxed);
-        if ADOPTED
-            .try_with(|slot| *slot.borrow_mut() = boxed.take())
-            .is_err()
-        {
-            // The slot is gone (we run in a late thread-local destructor): keep the
-            // worker for ever instead.
-            if let Some(boxed) = boxed {
-                Box::leak(boxed);
-            }
-        }
-    }
-
-    /// Registers `thread` as the current thread's worker.
-    ///
-    /// # Safety
-    /// `thread` must stay alive and in place until it is dropped (which unregisters it).
-    pub(crate) unsafe fn set_current(thread: *const WorkerThread) {
-        WORKER_THREAD_STATE.with(|t| {
-            assert!(t.get().is_null(), "thread is already a stealpool worker");
-            t.set(thread);
-        });
-        WorkerThread::fix_current_private_stack();
     }
 
     /// This worker's index in its pool, `0..num_threads`.
@@ -257,6 +189,12 @@ impl WorkerThread {
         // `use_current_thread` pool is freed when its thread exits, stubs or not.)
         let stub = unsafe { self.fifo.push(job) };
         self.push(stub);
+    }
+
+    /// This worker's private stack of `join` halves (the `join` frame's checked path).
+    #[inline(always)]
+    pub(crate) fn private_stack(&self) -> &PrivateStack {
+        &self.private_stack
     }
 
     /// This worker's counters (metrics).
