@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use common::{expected_default_threads, run_on_all_workers, watchdog, Tally};
+use common::pools::{expected_default_threads, run_on_all_workers};
+use common::{watchdog, Recorded};
 use stealpool::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
 const TIMEOUT: u64 = 30;
@@ -340,7 +341,7 @@ fn pool_spawn_delivers_through_channel() {
 fn spawned_jobs_all_run_even_if_the_pool_is_dropped() {
     watchdog(TIMEOUT, || {
         let ran = Arc::new(AtomicUsize::new(0));
-        let exited = Tally::new();
+        let exited = Recorded::new();
         let (tx, rx) = mpsc::channel::<()>();
         let gate = Arc::new(AtomicBool::new(false));
         let pool = {

@@ -14,7 +14,8 @@ mod common;
 
 #[cfg(all(target_os = "linux", not(stealpool_fences)))]
 mod linux {
-    use crate::common::{cannot_start_child, fib, pool, watchdog};
+    use crate::common::child::cannot_start_child;
+    use crate::common::{fib, pool, watchdog};
     use std::process::Command;
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
@@ -130,7 +131,7 @@ mod linux {
 }
 
 fn main() {
-    // `--list` (`common::cannot_start_child`'s probe, and test runners listing tests):
+    // `--list` (`common::child::cannot_start_child`'s probe, and test runners listing tests):
     // there is nothing to list.
     if std::env::args().any(|a| a == "--list") {
         return;

@@ -8,7 +8,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{payload_str, quiet_expected_panics, wait_until, watchdog, Tally, EXPECTED};
+use common::{payload_str, quiet_expected_panics, wait_until, watchdog, Recorded, EXPECTED};
 use stealpool::ThreadPoolBuilder;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -16,7 +16,7 @@ const WAIT: Duration = Duration::from_secs(20);
 /// Waits until every thread that ran `start_handler` has also run
 /// `exit_handler` and the pool's copies of the handlers are gone (that is,
 /// no worker and no registry survived the failed build), then checks it.
-fn assert_all_started_threads_exited(started: &Arc<Tally>, exited: &Arc<Tally>) {
+fn assert_all_started_threads_exited(started: &Arc<Recorded>, exited: &Arc<Recorded>) {
     let released = wait_until(WAIT, || {
         Arc::strong_count(started) == 1 && Arc::strong_count(exited) == 1
     });
@@ -37,8 +37,8 @@ fn assert_all_started_threads_exited(started: &Arc<Tally>, exited: &Arc<Tally>) 
 #[test]
 fn absurd_stack_size_makes_build_return_err() {
     watchdog(60, || {
-        let started = Tally::new();
-        let exited = Tally::new();
+        let started = Recorded::new();
+        let exited = Recorded::new();
         let result = {
             let started = Arc::clone(&started);
             let exited = Arc::clone(&exited);
@@ -81,8 +81,8 @@ fn absurd_stack_size_makes_build_return_err() {
 fn panicking_thread_name_fails_the_build_and_stops_started_threads() {
     quiet_expected_panics();
     watchdog(60, || {
-        let started = Tally::new();
-        let exited = Tally::new();
+        let started = Recorded::new();
+        let exited = Recorded::new();
         let result = {
             let started = Arc::clone(&started);
             let exited = Arc::clone(&exited);

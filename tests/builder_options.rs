@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use common::{expected_default_threads, run_on_all_workers, watchdog, Tally};
+use common::pools::{expected_default_threads, run_on_all_workers};
+use common::{watchdog, Recorded};
 use stealpool::ThreadPoolBuilder;
 
 const TIMEOUT: u64 = 30;
@@ -99,7 +100,7 @@ fn thread_name_visible_inside_install() {
 fn start_handler_runs_once_per_worker_on_that_worker() {
     watchdog(TIMEOUT, || {
         let n = 4;
-        let started = Tally::new();
+        let started = Recorded::new();
         let wrong_thread = Arc::new(AtomicUsize::new(0));
         let pool = {
             let started = Arc::clone(&started);
@@ -133,8 +134,8 @@ fn start_handler_runs_once_per_worker_on_that_worker() {
 fn exit_handler_runs_once_per_worker_after_drop() {
     watchdog(TIMEOUT, || {
         let n = 3;
-        let started = Tally::new();
-        let exited = Tally::new();
+        let started = Recorded::new();
+        let exited = Recorded::new();
         let pool = {
             let started = Arc::clone(&started);
             let exited = Arc::clone(&exited);

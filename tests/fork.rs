@@ -210,7 +210,7 @@ fn start_parent_load(
 
 #[test]
 fn children_of_a_busy_parent_build_and_use_new_pools() {
-    if let Some(why) = common::cannot_start_child() {
+    if let Some(why) = common::child::cannot_start_child() {
         // qemu-user 7.2 aborts in the child of a multi-threaded process
         // (`cpu_exec: assertion failed: (cpu == current_cpu)`).
         common::skip(&format!(

@@ -13,7 +13,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::blocked::{my_tid, wait_blocked};
-use common::{payload_str, wait_parked, watchdog, CountLatch};
+use common::{payload_str, wait_parked, watchdog, Countdown};
 use stealpool::ThreadPoolBuilder;
 
 fn tokio_runtime() -> tokio::runtime::Runtime {
@@ -62,7 +62,7 @@ fn many_tokio_tasks_await_pool_work_at_once() {
     const TASKS: usize = 200;
     watchdog(60, || {
         let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
-        let gate = CountLatch::new(1);
+        let gate = Countdown::new(1);
         let first_polls = Arc::new(AtomicUsize::new(0));
         let pending_first_polls = Arc::new(AtomicUsize::new(0));
         let all_polled = Arc::new(tokio::sync::Notify::new());

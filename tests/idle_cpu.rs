@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use common::{watchdog, Tally};
+use common::{watchdog, Recorded};
 use stealpool::ThreadPoolBuilder;
 
 /// Kernel thread id of the calling thread: `/proc/thread-self` is a link to
@@ -34,7 +34,7 @@ fn idle_workers_do_not_burn_cpu() {
     watchdog(60, || {
         let n = 2;
         let tids = Arc::new(Mutex::new(Vec::new()));
-        let started = Tally::new();
+        let started = Recorded::new();
         let pool = {
             let tids = Arc::clone(&tids);
             let started = Arc::clone(&started);

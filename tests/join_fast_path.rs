@@ -10,7 +10,8 @@
 
 mod common;
 
-use common::{quiet_expected_panics, watchdog, ExpectedPayload};
+use common::panics::ExpectedPayload;
+use common::{quiet_expected_panics, watchdog};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};

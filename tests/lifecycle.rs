@@ -5,6 +5,7 @@
 //! fresh process (the global pool, thread counts) run in a child process
 //! (`common::child`).
 
+use std::ffi::OsStr;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc::{self};
@@ -16,7 +17,7 @@ use stealpool::ThreadPoolBuilder;
 
 mod common;
 
-use common::child::{child, ran_in_child, task_count};
+use common::child::{is_child, ran_in_child, run_child, skip_without_child_processes, task_count};
 use common::pool;
 use common::{quiet_expected_panics, watchdog};
 
@@ -28,23 +29,21 @@ use common::{quiet_expected_panics, watchdog};
 // user's `thread_name` closure would make any free function that reaches
 // `global_registry()` from there (e.g. `current_num_threads()`) wait for that same lock on
 // the same thread for ever. So the registry is built first, with no lock held, and then
-// offered to the `OnceLock` (`pool/registry/global.rs`). rayon-core 1.13 deadlocks.
+// offered to the `OnceLock` (`pool/global.rs`). rayon-core 1.13 deadlocks.
 
 /// A hang is killed after the timeout and fails the test.
 #[test]
 fn build_global_with_thread_name_calling_a_free_function_does_not_hang() {
-    if common::skip_without_child_processes() {
-        return;
-    }
-    if let Some(run) = child(
-        "build_global_with_thread_name_calling_a_free_function_does_not_hang",
-        5,
-    ) {
+    const NAME: &str = "build_global_with_thread_name_calling_a_free_function_does_not_hang";
+    if !is_child(NAME) {
+        if skip_without_child_processes() {
+            return;
+        }
+        let run = run_child(NAME, 5, &[]);
         assert!(
             run.status.is_some(),
             "build_global deadlocked: its thread_name closure called \
-             stealpool::current_num_threads()\n--- child output ---\n{}",
-            run.output
+             stealpool::current_num_threads(): {run}"
         );
         return;
     }
@@ -269,9 +268,9 @@ fn nul_in_thread_name_leaves_no_threads_behind() {
 /// `build_global` against the lazy initialisation of the global pool by a free function.
 /// The global pool is per process, so each of three scenarios runs in a process of its
 /// own: the child runs the first and starts this test twice more, with
-/// `STEALPOOL_TEST_GLOBAL_ORDER` naming the scenario (the child's marker is inherited, so
-/// `ran_in_child` lets those processes run it). The pool `build_global` asks for has one
-/// thread more than the default, so the global pool's thread count tells who won.
+/// `STEALPOOL_TEST_GLOBAL_ORDER` naming the scenario (`run_child` marks them as children
+/// of this test, so `ran_in_child` lets them run it). The pool `build_global` asks for has
+/// one thread more than the default, so the global pool's thread count tells who won.
 ///
 /// * Lazy call first (forced): `build_global`'s `thread_name` closure, called for its last
 ///   worker after the others were started, blocks until another thread's free call has
@@ -294,28 +293,19 @@ fn build_global_racing_lazy_init() {
     let order = std::env::var(ORDER).ok();
     if order.is_none() {
         for scenario in ["build-first", "race"] {
-            let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
-                .env(ORDER, scenario)
-                .stdin(std::process::Stdio::null())
-                .output()
-                .expect("start the scenario's process");
-            assert!(
-                out.status.success(),
-                "scenario {scenario}: {}\n{}{}",
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            // Each scenario's own watchdog (20 s) ends it first.
+            run_child(NAME, 25, &[(ORDER, OsStr::new(scenario))])
+                .expect_success(&format!("scenario {scenario}"));
         }
     }
-    let default = common::expected_default_threads().expect("a thread count from the environment");
+    let default =
+        common::pools::expected_default_threads().expect("a thread count from the environment");
     let built = default + 1;
     watchdog(20, move || {
         let oks = match order.as_deref() {
             None => {
-                let starts = common::Tally::new();
-                let exits = common::Tally::new();
+                let starts = common::Recorded::new();
+                let exits = common::Recorded::new();
                 let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
                 let (naming_tx, naming_rx) = mpsc::channel();
                 let (lazy_done_tx, lazy_done_rx) = mpsc::channel::<()>();

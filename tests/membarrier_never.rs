@@ -16,7 +16,8 @@ mod common;
 use std::time::Duration;
 
 use common::seccomp::refuse_membarrier;
-use common::{fib, parked_workers, pool, wait_until, watchdog};
+use common::wake::parked_workers;
+use common::{fib, pool, wait_until, watchdog};
 
 const THREADS: usize = 2;
 

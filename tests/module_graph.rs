@@ -171,7 +171,7 @@ fn parse_tree(s: &str, prefix: &ModPath, out: &mut Vec<(ModPath, String)>) {
 fn absolute_paths(text: &str, here: &ModPath) -> Vec<(ModPath, String)> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(i) = text[from..].find(|c: char| c == 'c' || c == 's') {
+    while let Some(i) = text[from..].find(['c', 's']) {
         let start = from + i;
         from = start + 1;
         // Not the tail of a longer path or identifier (`my_crate::`, `a::super::`).
@@ -213,10 +213,7 @@ fn reexports(
         let Some(at) = stmt.find("use ") else {
             continue;
         };
-        if !stmt[..at]
-            .trim_end()
-            .ends_with(|c: char| c == 'b' || c == ')')
-        {
+        if !stmt[..at].trim_end().ends_with(['b', ')']) {
             continue;
         }
         let tree = &stmt[at + "use ".len()..];

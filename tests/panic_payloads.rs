@@ -17,10 +17,9 @@ use stealpool::ThreadPoolBuilder;
 mod common;
 
 use common::child::ran_in_child;
-use common::pool;
-use common::{
-    expect_panic, payload_str, quiet_expected_panics, wait_parked, watchdog, PanickyDrop,
-};
+use common::panics::{expect_panic, PanickyDrop};
+use common::pools::pool_with_counting_handler;
+use common::{payload_str, pool, quiet_expected_panics, wait_parked, watchdog};
 
 // ------------------------------------------------------------------------------------
 // A scope task or body panic whose payload's Drop panics
@@ -250,7 +249,7 @@ fn join_context_b_after_a_panicked_is_not_reported_migrated_on_the_same_thread()
 fn panics_in_every_position_are_routed_after_all_work_ran() {
     quiet_expected_panics();
     watchdog(30, || {
-        let (p, handled) = common::pool_with_counting_handler(2);
+        let (p, handled) = pool_with_counting_handler(2);
         let plain = pool(2);
         let bad_handler = ThreadPoolBuilder::new()
             .num_threads(2)

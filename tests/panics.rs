@@ -15,10 +15,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use common::{
-    expected_panic_count, payload_str, pool_with_counting_handler, quiet_expected_panics,
-    run_on_all_workers, watchdog, ExpectedPayload, Tally, EXPECTED,
-};
+use common::panics::{expected_panic_count, ExpectedPayload};
+use common::pools::{pool_with_counting_handler, run_on_all_workers};
+use common::{payload_str, quiet_expected_panics, watchdog, Recorded, EXPECTED};
 use stealpool::ThreadPoolBuilder;
 
 const TIMEOUT: u64 = 60;
@@ -296,8 +295,8 @@ fn pool_survives_many_panicking_spawns_with_handler() {
     quiet_expected_panics();
     watchdog(TIMEOUT, || {
         let n = 3;
-        let handled = Tally::new();
-        let exited = Tally::new();
+        let handled = Recorded::new();
+        let exited = Recorded::new();
         let pool = {
             let handled = Arc::clone(&handled);
             let exited = Arc::clone(&exited);
@@ -332,8 +331,8 @@ fn pool_survives_many_panicking_spawns_without_handler() {
     watchdog(TIMEOUT, || {
         let n = 3;
         let msg = "EXPECTED-PANIC mass without handler";
-        let reached = Tally::new();
-        let exited = Tally::new();
+        let reached = Recorded::new();
+        let exited = Recorded::new();
         let pool = {
             let exited = Arc::clone(&exited);
             ThreadPoolBuilder::new()
@@ -389,7 +388,7 @@ fn panicking_handlers_do_not_stop_the_pool() {
         let exit_msg = format!("{EXPECTED} exit_handler");
         // What the panic handler received, in order.
         let handled = Arc::new(Mutex::new(Vec::<String>::new()));
-        let exited = Tally::new();
+        let exited = Recorded::new();
         let pool = {
             let (start_msg, handler_msg, exit_msg) =
                 (start_msg.clone(), handler_msg.clone(), exit_msg.clone());

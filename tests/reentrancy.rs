@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{watchdog, CountLatch};
+use common::{watchdog, Countdown};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock, TryLockError};
@@ -55,7 +55,7 @@ fn with_injections<J>(
     J: FnOnce() + Send + 'static,
 {
     let queued = Arc::new(AtomicUsize::new(0));
-    let ran = CountLatch::new(INJECTED);
+    let ran = Countdown::new(INJECTED);
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let spawner = {
         let (pool, queued, ran) = (pool.clone(), queued.clone(), ran.clone());

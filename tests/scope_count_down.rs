@@ -130,7 +130,7 @@ fn batched_counts_add_up_with_thieves_and_panics() {
             for round in 0..50 {
                 let runs = AtomicUsize::new(0);
                 let stolen = AtomicBool::new(false);
-                let stolen_latch = common::CountLatch::new(1);
+                let stolen_latch = common::Countdown::new(1);
                 let steals_before = pool.metrics().total().steals;
                 let result = panic::catch_unwind(AssertUnwindSafe(|| {
                     pool.scope(|s| {

@@ -17,7 +17,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{random_u64s, run_on_all_workers, watchdog, CountLatch, Pacer};
+use common::pools::run_on_all_workers;
+use common::wake::Pacer;
+use common::work::random_u64s;
+use common::{watchdog, Countdown};
 use stealpool::ThreadPoolBuilder;
 
 /// Held for the whole of each test, so that the tests of this binary do not
@@ -35,7 +38,7 @@ struct ExactlyOnce {
     marks: Vec<AtomicU8>,
     sum: AtomicU64,
     remaining: AtomicUsize,
-    done: Arc<CountLatch>,
+    done: Arc<Countdown>,
 }
 
 impl ExactlyOnce {
@@ -44,7 +47,7 @@ impl ExactlyOnce {
             marks: (0..total).map(|_| AtomicU8::new(0)).collect(),
             sum: AtomicU64::new(0),
             remaining: AtomicUsize::new(total),
-            done: CountLatch::new(1),
+            done: Countdown::new(1),
         })
     }
 
@@ -243,7 +246,7 @@ fn injected_bursts(n: usize, seed: u64) {
     run_bursts("injected", move |burst| {
         pacer.before_round(&pool, n);
         let jobs = pacer.rng.usize(1..=2 * n);
-        let latch = CountLatch::new(jobs);
+        let latch = Countdown::new(jobs);
         for _ in 0..jobs {
             let latch = Arc::clone(&latch);
             pool.spawn(move || latch.count_down());
@@ -280,7 +283,7 @@ fn lost_wakeup_bursts_of_install() {
             // The first closure of the join blocks until the second one has
             // run, which it can then only do on another worker: a parked
             // worker must be woken for the join's local job.
-            let latch = CountLatch::new(1);
+            let latch = Countdown::new(1);
             let (left, ()) =
                 pool.install(|| stealpool::join(|| latch.wait(BURST_WAIT), || latch.count_down()));
             assert_eq!(
@@ -304,7 +307,7 @@ fn lost_wakeup_bursts_spawned_from_a_worker() {
             // blocks until they ran, so they can only run on other workers,
             // which must be woken up for them.
             let children = pacer.rng.usize(1..=2 * n);
-            let children_done = CountLatch::new(children);
+            let children_done = Countdown::new(children);
             let (tx, rx) = mpsc::channel();
             {
                 let children_done = Arc::clone(&children_done);

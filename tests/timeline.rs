@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use common::child::{run_child, skip_without_child_processes};
 use common::trace::recording_pool;
 use common::{fib, watchdog};
 use stealpool::{JobSource, ThreadPool, ThreadPoolBuilder, TimelineEventKind};
@@ -157,13 +158,19 @@ fn a_pool_without_the_option_does_not_record() {
 /// test binary itself, running the ignored test below.
 #[test]
 fn a_dropped_pool_saves_its_timeline_at_exit() {
-    if common::skip_without_child_processes() {
+    if skip_without_child_processes() {
         return;
     }
     watchdog(120, || {
         let dir = std::env::temp_dir().join(format!("stealpool-exit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        common::run_child_test("child_drops_a_recording_pool", &dir.join("run.json"));
+        // Killed before the watchdog fires, so that its output is shown.
+        run_child(
+            "child_drops_a_recording_pool",
+            100,
+            &[("STEALPOOL_TIMELINE", dir.join("run.json").as_os_str())],
+        )
+        .expect_success("the child test failed");
         let json = std::fs::read(dir.join("run-pool1.json")).expect("no timeline saved at exit");
         assert!(common::trace::check_chrome_trace(&json) >= 1);
         std::fs::remove_dir_all(dir).unwrap();
@@ -190,7 +197,7 @@ fn child_drops_a_recording_pool() {
 fn an_exit_during_a_save_waits_for_the_whole_file() {
     #[cfg(target_os = "linux")]
     {
-        if common::skip_without_child_processes() {
+        if skip_without_child_processes() {
             return;
         }
         if common::blocked::my_tid().is_none() {
@@ -391,13 +398,19 @@ mod exit_during_save {
 #[test]
 #[cfg(unix)]
 fn a_forked_child_saves_its_own_pool_not_its_parents() {
-    if common::skip_without_child_processes() {
+    if skip_without_child_processes() {
         return;
     }
     common::watchdog(120, || {
         let dir = std::env::temp_dir().join(format!("stealpool-fork-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        common::run_child_test("child_forks_with_a_pool", &dir.join("f.json"));
+        // Killed before the watchdog fires, so that its output is shown.
+        run_child(
+            "child_forks_with_a_pool",
+            100,
+            &[("STEALPOOL_TIMELINE", dir.join("f.json").as_os_str())],
+        )
+        .expect_success("the child test failed");
         // The parent's pool is pool 1 (one job, an install); the child's, pool 2 (the
         // child numbers its pools after those it inherited; two installs).
         let parent = std::fs::read(dir.join("f-pool1.json")).expect("the parent's file");

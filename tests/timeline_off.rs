@@ -9,7 +9,7 @@ mod common;
 /// variable set.
 #[test]
 fn the_variable_without_the_feature_is_reported_once() {
-    if common::skip_without_child_processes() {
+    if common::child::skip_without_child_processes() {
         return;
     }
     common::watchdog(60, the_variable_is_reported_once);
@@ -19,8 +19,14 @@ fn the_variable_is_reported_once() {
     let dir = std::env::temp_dir().join(format!("stealpool-off-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("run.json");
-    let out = common::run_child_test("child_builds_two_pools", &file);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Killed before the watchdog fires, so that its output is shown.
+    let run = common::child::run_child(
+        "child_builds_two_pools",
+        50,
+        &[("STEALPOOL_TIMELINE", file.as_os_str())],
+    )
+    .expect_success("the child test failed");
+    let stderr = &run.stderr;
     let told = "STEALPOOL_TIMELINE is set, but this build of stealpool has no `timeline` feature";
     assert_eq!(stderr.matches(told).count(), 1, "stderr: {stderr}");
     assert!(!file.exists());

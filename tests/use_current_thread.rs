@@ -190,7 +190,7 @@ fn fifo_jobs_queued_by_a_building_thread_that_exits_still_run() {
             let ran = Arc::new(AtomicUsize::new(0));
             // The two blockers and the test thread.
             let gate = Arc::new(Barrier::new(3));
-            let blocking = common::CountLatch::new(2);
+            let blocking = common::Countdown::new(2);
             let pool = {
                 let (ran, gate, blocking) =
                     (Arc::clone(&ran), Arc::clone(&gate), Arc::clone(&blocking));

@@ -2,9 +2,9 @@
 //! to sleep (`docs/sleep.md`). The interleavings themselves are forced in the loom
 //! models (`loom_sleep.rs`, `loom_latch.rs`); here the real pool meets them at random
 //! moments, many times, under a watchdog. Each randomized test counts the rounds whose
-//! work woke another worker (`common::another_worker_woke`) and asserts there were some,
-//! so that the race it aims at was reached; where a test can force its interleaving
-//! (every worker parked first, a job held until a worker parked) it does.
+//! work woke another worker (`common::wake::another_worker_woke`) and asserts there were
+//! some, so that the race it aims at was reached; where a test can force its
+//! interleaving (every worker parked first, a job held until a worker parked) it does.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
@@ -14,11 +14,13 @@ use std::time::Duration;
 
 mod common;
 
-use common::{another_worker_woke, assert_some_woke, pool, spin_for, wait_parked, watchdog, Pacer};
+use common::wake::{another_worker_woke, assert_some_woke, Pacer};
+use common::work::spin_for;
+use common::{pool, wait_parked, watchdog};
 
 /// `join` where `a` blocks on a barrier until `b` runs on the other worker, started each
 /// time right after the whole 2-thread pool went to sleep, then paced inside the job
-/// (`common::Pacer::pace_in_job`) so that the other worker is often on its way to
+/// (`common::wake::Pacer::pace_in_job`) so that the other worker is often on its way to
 /// sleep when `b` is pushed.
 #[test]
 fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
@@ -48,7 +50,7 @@ fn join_with_barrier_after_and_while_the_pool_goes_to_sleep() {
 }
 
 /// A worker pushes a job on its own deque, paced inside its job
-/// (`common::Pacer::pace_in_job`) so that the other worker is often on its way to
+/// (`common::wake::Pacer::pace_in_job`) so that the other worker is often on its way to
 /// sleep, then blocks outside the pool until the job ran elsewhere: the push must wake (or
 /// be seen by) the parking worker.
 #[test]
@@ -84,7 +86,7 @@ fn cross_pool_latch_wakes_a_parking_worker() {
     watchdog(30, || {
         let a = pool(1);
         let b = Arc::new(pool(1));
-        let mut rng = common::rng(3);
+        let mut rng = common::work::rng(3);
         for i in 0..1000 {
             let delay = rng.u64(0..100_000);
             let (release, held) = mpsc::channel::<()>();

@@ -4,7 +4,7 @@
 //! the unrelated job's runs inside the section: one without isolation, none with it.
 
 use super::held::{Held, Locks};
-use super::wait_parked;
+use super::wake::wait_parked;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use stealpool::{ThreadPool, ThreadPoolBuilder};

@@ -55,10 +55,10 @@ pub(crate) use on_both_crates;
 /// pool's threads); panics then with that run's number and its failure.
 pub fn repeat(runs: usize, secs: u64, scenario: fn() -> Result<(), String>) {
     for run in 1..=runs {
-        let error = match std::panic::catch_unwind(|| super::watchdog(secs, scenario)) {
+        let error = match std::panic::catch_unwind(|| super::deadline::watchdog(secs, scenario)) {
             Ok(Ok(())) => continue,
             Ok(Err(e)) => e,
-            Err(payload) => super::payload_str(&*payload)
+            Err(payload) => super::panics::payload_str(&*payload)
                 .unwrap_or("a panic with a non-string payload")
                 .to_owned(),
         };

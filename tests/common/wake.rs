@@ -2,7 +2,8 @@
 //! round's work woke another worker, and pacing rounds so that they meet workers on their
 //! way to sleep.
 
-use super::{rng, spin_for, wait_until};
+use super::deadline::wait_until;
+use super::work::{rng, spin_for};
 use std::time::{Duration, Instant};
 use stealpool::ThreadPool;
 
@@ -84,10 +85,9 @@ impl Pacer {
         }
     }
 
-    /// As [`before_round`](Self::before_round), but a random pause is returned (in ns)
-    /// for the caller to spend where the round needs it instead of here; `None` when the
-    /// round starts with every worker parked.
-    pub fn next_pause(&mut self, pool: &ThreadPool, n: usize) -> Option<u64> {
+    /// The wait of [`before_round`](Self::before_round): waits until the `n` workers are
+    /// all parked and returns `None`, or returns the random pause (ns) to spend.
+    fn next_pause(&mut self, pool: &ThreadPool, n: usize) -> Option<u64> {
         let start = Instant::now();
         if self.wants_a_measure() {
             wait_parked(pool, n);

@@ -10,7 +10,7 @@ fn builder_new_and_default_use_the_default_thread_count() {
         let b = ThreadPoolBuilder::default().build().unwrap();
         assert_eq!(a.current_num_threads(), b.current_num_threads());
         assert!(a.current_num_threads() >= 1);
-        if let Some(n) = common::expected_default_threads() {
+        if let Some(n) = common::pools::expected_default_threads() {
             assert_eq!(a.current_num_threads(), n);
         }
         assert_eq!(a.broadcast(|_| ()).len(), a.current_num_threads());
@@ -73,8 +73,8 @@ fn builder_thread_name() {
 fn builder_thread_name_panic_propagates_and_started_threads_exit() {
     quiet_expected_panics();
     watchdog(TIMEOUT, || {
-        let starts = Tally::new();
-        let exits = Tally::new();
+        let starts = Recorded::new();
+        let exits = Recorded::new();
         let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
         let builder = ThreadPoolBuilder::new()
             .num_threads(10)
@@ -122,8 +122,8 @@ fn builder_stack_size() {
 #[test]
 fn builder_stack_size_failure_is_an_io_error() {
     watchdog(TIMEOUT, || {
-        let starts = Tally::new();
-        let exits = Tally::new();
+        let starts = Recorded::new();
+        let exits = Recorded::new();
         let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
         let result = ThreadPoolBuilder::new()
             .num_threads(10)
@@ -155,7 +155,7 @@ fn builder_stack_size_failure_is_an_io_error() {
 fn builder_start_and_exit_handlers_run_once_per_worker_on_that_worker() {
     watchdog(TIMEOUT, || {
         let starts = Arc::new(Mutex::new(Vec::new()));
-        let exits = Tally::new();
+        let exits = Recorded::new();
         let exit_details = Arc::new(Mutex::new(Vec::new()));
         let (s, e, ed) = (
             Arc::clone(&starts),

@@ -34,7 +34,7 @@ fn current_num_threads_outside_and_inside() {
         let global = rayon_core::current_num_threads();
         assert!(global >= 1);
         assert_eq!(rayon_core::broadcast(|ctx| ctx.num_threads())[0], global);
-        if let Some(n) = common::expected_default_threads() {
+        if let Some(n) = common::pools::expected_default_threads() {
             assert_eq!(global, n);
         }
         let pool1 = pool(3);

@@ -7,8 +7,8 @@ use super::*;
 fn deprecated_configuration_and_thread_pool_new() {
     quiet_expected_panics();
     watchdog(TIMEOUT, || {
-        let starts = Tally::new();
-        let exits = Tally::new();
+        let starts = Recorded::new();
+        let exits = Recorded::new();
         let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
         let (ptx, prx) = mpsc::channel::<String>();
         let ptx = Mutex::new(ptx);

@@ -49,7 +49,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use common::{payload_str, quiet_expected_panics, watchdog, Tally, EXPECTED};
+use common::{payload_str, quiet_expected_panics, watchdog, Recorded, EXPECTED};
 use rayon_core::{ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield};
 
 /// Watchdog limit for one test body (the machine may be busy compiling).

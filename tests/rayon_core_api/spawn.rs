@@ -86,7 +86,7 @@ fn spawn_inside_a_worker_uses_that_pool() {
 #[test]
 fn spawned_jobs_keep_a_dropped_pool_alive() {
     watchdog(TIMEOUT, || {
-        let exits = Tally::new();
+        let exits = Recorded::new();
         let e = Arc::clone(&exits);
         let pool = ThreadPoolBuilder::new()
             .num_threads(2)

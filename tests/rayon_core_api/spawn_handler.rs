@@ -78,8 +78,8 @@ fn builder_spawn_handler_and_thread_builder() {
 #[test]
 fn builder_spawn_handler_error_fails_the_build_and_stops_started_threads() {
     watchdog(TIMEOUT, || {
-        let starts = Tally::new();
-        let exits = Tally::new();
+        let starts = Recorded::new();
+        let exits = Recorded::new();
         let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
         let mut handles = Vec::new();
         let mut asked = Vec::new();
@@ -146,7 +146,7 @@ fn builder_build_scoped() {
                 self.0.fetch_add(1, Ordering::SeqCst);
             }
         }
-        let exits = Tally::new();
+        let exits = Recorded::new();
         let e = Arc::clone(&exits);
         // The wrapper borrows locals: the threads are scoped.
         let wrapped = Mutex::new(Vec::new());
@@ -199,8 +199,8 @@ fn builder_use_current_thread() {
     watchdog(TIMEOUT, || {
         // The watchdog's body runs on a fresh thread: it becomes worker 0 for the rest of
         // its life.
-        let starts = Tally::new();
-        let exits = Tally::new();
+        let starts = Recorded::new();
+        let exits = Recorded::new();
         let (s, e) = (Arc::clone(&starts), Arc::clone(&exits));
         let mut spawned = Vec::new();
         let mut handles = Vec::new();
