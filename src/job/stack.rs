@@ -138,8 +138,8 @@ where
     }
 }
 
-/// A `join`'s second half as its owner's private stack keeps it (`pool::private_stack`): the
-/// address of a [`StackJob`] whose latch is a [`JoinLatch`], one word. The job's header
+/// A `join`'s second half as its owner's private stack keeps it (`pool::private_stack`):
+/// the address of a [`StackJob`] whose latch is a [`JoinLatch`], one word. The job's header
 /// holds its execute function, and the stack writes its latch when it hands the half out
 /// (the `join` fast path never does). Made only by [`StackJob::as_join_half`], or rebuilt
 /// from its word.

@@ -3,7 +3,8 @@
 
 use std::marker::PhantomData;
 
-/// What a closure passed to [`join_context`](crate::join_context) learns about where it runs.
+/// What a closure passed to [`join_context`](crate::join_context) learns about where it
+/// runs.
 ///
 /// Not `Send`/`Sync`: it describes the current call on the current thread.
 ///
@@ -33,14 +34,15 @@ impl FnContext {
         }
     }
 
-    /// `true` if the closure was not run directly by the [`join_context`](crate::join_context) call on the
-    /// calling worker: it was stolen by another worker, the whole call came from outside
-    /// the pool (and so runs on a worker), or, rarely, the calling worker itself picked the
-    /// second closure up from its deque while waiting for other work (same thread, but
-    /// reported as migrated, as in rayon-core). `false` means it runs on the calling
-    /// worker, called directly by `join_context`. One difference from rayon-core: after
-    /// the first closure panicked, a second closure that nobody took is run directly
-    /// (`false`); rayon-core runs it through its wait and reports `true`.
+    /// `true` if the closure was not run directly by the
+    /// [`join_context`](crate::join_context) call on the calling worker: it was stolen by
+    /// another worker, the whole call came from outside the pool (and so runs on a worker),
+    /// or, rarely, the calling worker itself picked the second closure up from its deque
+    /// while waiting for other work (same thread, but reported as migrated, as in
+    /// rayon-core). `false` means it runs on the calling worker, called directly by
+    /// `join_context`. One difference from rayon-core: after the first closure panicked, a
+    /// second closure that nobody took is run directly (`false`); rayon-core runs it
+    /// through its wait and reports `true`.
     ///
     /// ```
     /// let pool = stealpool::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

@@ -1,11 +1,11 @@
 //! `join`: run two closures, potentially in parallel.
 //!
-//! The caller keeps the second closure (`b`) as a stack job on its private stack of
-//! pending halves (`pool::private_stack`), runs the first (`a`) itself, then takes `b` back: still
-//! private, `b` runs inline (plain stores and loads, no allocation, and on Linux no
-//! fence); promoted to the deque or rescued by an idle worker, the caller pops its deque
-//! as rayon-core does and keeps executing other jobs until `b`'s latch is set. The
-//! design, and the argument that no half is lost or run twice, are in `docs/join.md`.
+//! The caller keeps the second closure (`b`) as a stack job on its private stack of pending
+//! halves (`pool::private_stack`), runs the first (`a`) itself, then takes `b` back: still
+//! private, `b` runs inline (plain stores and loads, no allocation, and on Linux no fence);
+//! promoted to the deque or rescued by an idle worker, the caller pops its deque as
+//! rayon-core does and keeps executing other jobs until `b`'s latch is set. The design, and
+//! the argument that no half is lost or run twice, are in `docs/join.md`.
 //!
 //! Offering `b` and taking it back are kept behind the small [`SecondHalf`] interface;
 //! the end of the `join` once `b` came back is `finish.rs`. Inside an isolation region
@@ -100,11 +100,11 @@ where
     join_here(oper_a, oper_b)
 }
 
-/// The body of [`join_context`]: on the current worker's [`PrivateStackRef`] (the fast path),
-/// else [`join_checked`]. Its own function, not inlined into the caller, with the
-/// thread-local read inside: a recursive caller (a divide-and-conquer) stays small
-/// enough to be inlined into this frame, its base case tested here without a call, and
-/// the thread-local read is this function's own, not one inlined from the caller.
+/// The body of [`join_context`]: on the current worker's [`PrivateStackRef`] (the fast
+/// path), else [`join_checked`]. Its own function, not inlined into the caller, with the
+/// thread-local read inside: a recursive caller (a divide-and-conquer) stays small enough
+/// to be inlined into this frame, its base case tested here without a call, and the
+/// thread-local read is this function's own, not one inlined from the caller.
 #[inline(never)]
 fn join_here<A, B, RA, RB>(oper_a: A, oper_b: B) -> (RA, RB)
 where
@@ -121,9 +121,9 @@ where
     })
 }
 
-/// [`join_context`] without a [`PrivateStackRef`]: on a thread that is not a worker (the `join`
-/// moves onto the global pool), or on a worker whose light barrier is not fixed yet (the
-/// asymmetric barrier not published). `frame` is the `join` frame, run on the
+/// [`join_context`] without a [`PrivateStackRef`]: on a thread that is not a worker (the
+/// `join` moves onto the global pool), or on a worker whose light barrier is not fixed yet
+/// (the asymmetric barrier not published). `frame` is the `join` frame, run on the
 /// [`WorkerThread`] (which tests the barrier mode at each pop) after the worker's join
 /// stack was fixed if it can be.
 #[cold]
@@ -141,8 +141,8 @@ where
 
 /// What a `join` frame runs on: the private stack and the pop's barrier on the fast path,
 /// the worker behind them for everything else. Three frames: the current worker's
-/// [`PrivateStackRef`] (the fast path), the [`WorkerThread`] itself (the checked path), and the
-/// loom model's worker (`tests/loom_join_steal.rs`), so that the model runs this very
+/// [`PrivateStackRef`] (the fast path), the [`WorkerThread`] itself (the checked path), and
+/// the loom model's worker (`tests/loom_join_steal.rs`), so that the model runs this very
 /// code. Monomorphised: the real `join` compiles as if it touched the stack directly.
 pub(crate) trait JoinFrame {
     /// The worker behind the frame.
@@ -314,8 +314,8 @@ where
 /// stack. (Only the position: the cold path recomputes the half's identity from the job,
 /// so the fast path keeps nothing else alive across the first half.)
 ///
-/// The half waits on the worker's private stack (`pool::private_stack`) and is promoted to the
-/// worker's deque only when another worker could take it (`docs/join.md`).
+/// The half waits on the worker's private stack (`pool::private_stack`) and is promoted to
+/// the worker's deque only when another worker could take it (`docs/join.md`).
 struct SecondHalf {
     /// The half's position on the worker's private stack.
     pos: usize,

@@ -14,12 +14,13 @@
 //! * the sleep module (`start_looking`, `work_found`, `no_work_found`, the latch setter's
 //!   wake-up) and the deques' model (`sync/deque/model.rs`).
 //!
-//! What the model worker supplies itself (the [`Waiter`], [`JoinFrame`] and [`JoinWorker`] methods) are
-//! its queues: its own deque is the only own queue (no broadcasts, no batches), and a
-//! search is one steal from the other worker. The real search's victim order is random
-//! (fastrand), which loom cannot replay; with two workers there is one victim anyway. Its
-//! per-`join` poll is the real one (`PrivateStack::poll`), with an option to promote always.
-//! Its jobs defer nothing (no scope jobs), so its [`RunJobs`] only executes.
+//! What the model worker supplies itself (the [`Waiter`], [`JoinFrame`] and [`JoinWorker`]
+//! methods) are its queues: its own deque is the only own queue (no broadcasts, no
+//! batches), and a search is one steal from the other worker. The real search's victim
+//! order is random (fastrand), which loom cannot replay; with two workers there is one
+//! victim anyway. Its per-`join` poll is the real one (`PrivateStack::poll`), with an
+//! option to promote always. Its jobs defer nothing (no scope jobs), so its [`RunJobs`]
+//! only executes.
 
 use crate::job::JobRef;
 use crate::join::FnContext;
@@ -232,8 +233,8 @@ impl ParkObserver for ModelWorker<'_> {
 
 impl JoinFrame for ModelWorker<'_> {
     type Worker = Self;
-    /// The fast path's barrier (`PrivateStackRef`'s), which every worker runs once its light
-    /// barrier is fixed (from the start in the fence builds the model is built with).
+    /// The fast path's barrier (`PrivateStackRef`'s), which every worker runs once its
+    /// light barrier is fixed (from the start in the fence builds the model is built with).
     type Light = FixedLight;
 
     fn stack(&self) -> &PrivateStack {

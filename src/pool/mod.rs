@@ -2,8 +2,8 @@
 //!
 //! * `env.rs`: the environment variables a pool reads; `build_error.rs`: why a build
 //!   fails; `config.rs`: the builder's settings and the handler types;
-//! * `region.rs`: isolation regions; `private_stack/`: each worker's private stack of `join`
-//!   halves, as rescuers see it;
+//! * `region.rs`: isolation regions; `private_stack/`: each worker's private stack of
+//!   `join` halves, as rescuers see it;
 //! * `registry/`: the shared state of one pool (queues, sleep, handlers, its life). It
 //!   never names a worker type;
 //! * `worker/`: the worker thread: its body, its scheduling loop and search, its private

@@ -39,10 +39,10 @@ use crate::sync::Ordering;
 /// half to make room (it is offered eagerly, as in rayon-core).
 pub(crate) const CAPACITY: usize = 64;
 
-/// Polls skipped after one found the deque still holding work ([`PrivateStack::skip_polls`]):
-/// a few dozen fine-grained `join`s, far less time than a thief takes to arrive, and
-/// enough that the look at the deque (a line the thieves write) is paid once per that
-/// many `join`s, not on each.
+/// Polls skipped after one found the deque still holding work
+/// ([`PrivateStack::skip_polls`]): a few dozen fine-grained `join`s, far less time than a
+/// thief takes to arrive, and enough that the look at the deque (a line the thieves write)
+/// is paid once per that many `join`s, not on each.
 pub(crate) const POLLS_SKIPPED: u32 = 63;
 
 /// Where a popped half went.
@@ -405,7 +405,8 @@ impl PrivateStack {
     }
 
     /// Whether a half is private and the owner's regions satisfy `pred` (racy as
-    /// [`has_private_halves`](Self::has_private_halves); the regions are read under the lock).
+    /// [`has_private_halves`](Self::has_private_halves); the regions are read under the
+    /// lock).
     pub(crate) fn has_private_in(&self, pred: impl FnOnce(&Regions) -> bool) -> bool {
         self.has_private_halves() && pred(&self.lock.lock())
     }

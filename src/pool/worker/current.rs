@@ -10,8 +10,8 @@ use crate::sync::unchecked::Cell;
 use std::ptr::{self, NonNull};
 
 thread_local! {
-    /// The worker running on this thread, if any. Points into the thread body's frame (`thread.rs`), or to
-    /// the boxed worker in `ADOPTED`.
+    /// The worker running on this thread, if any. Points into the thread body's frame
+    /// (`thread.rs`), or to the boxed worker in `ADOPTED`.
     static WORKER_THREAD_STATE: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
 
     /// The worker of a thread adopted by a `use_current_thread` pool, owned here so that it
@@ -19,12 +19,10 @@ thread_local! {
     /// rayon-core leaks it.
     static ADOPTED: std::cell::RefCell<Option<Box<WorkerThread>>> =
         const { std::cell::RefCell::new(None) };
-}
 
-thread_local! {
     /// The current worker's [`PrivateStackRef`], once its light barrier is fixed
-    /// ([`WorkerThread::fix_current_private_stack`]); `None` on any other thread. Cleared with
-    /// `WORKER_THREAD_STATE` when the worker is dropped.
+    /// ([`WorkerThread::fix_current_private_stack`]); `None` on any other thread. Cleared
+    /// with `WORKER_THREAD_STATE` when the worker is dropped.
     static PRIVATE_STACK: Cell<Option<RawPrivateStackRef>> = const { Cell::new(None) };
 }
 
@@ -136,14 +134,14 @@ impl WorkerThread {
         WorkerThread::fix_current_private_stack();
     }
 
-    /// Runs `f` with the current worker's [`PrivateStackRef`], if the current thread is a worker
-    /// whose light barrier is fixed.
+    /// Runs `f` with the current worker's [`PrivateStackRef`], if the current thread is a
+    /// worker whose light barrier is fixed.
     #[inline(always)]
     pub(crate) fn with_private_stack<R>(f: impl FnOnce(Option<PrivateStackRef<'_>>) -> R) -> R {
         let raw = PRIVATE_STACK.get();
         f(raw.map(|raw| PrivateStackRef {
-            // SAFETY: `fix_current_private_stack` stored a pointer to the current worker's stack,
-            // which the worker keeps alive (its `Arc`) until its `Drop` clears the
+            // SAFETY: `fix_current_private_stack` stored a pointer to the current worker's
+            // stack, which the worker keeps alive (its `Arc`) until its `Drop` clears the
             // thread-local, on this thread; that never happens while `f` runs, and the
             // borrow cannot outlive the call.
             stack: unsafe { raw.stack.as_ref() },

@@ -38,7 +38,7 @@
 //! Chunk releases only free memory; nobody waits for them.
 
 use super::WorkerThread;
-use crate::job::{Chunk, JobArena, JobRef};
+use crate::job::{Chunk, JobRef};
 use crate::latch::{CoreLatch, CountLatch};
 use std::cell::Cell;
 use std::ptr;
@@ -201,11 +201,6 @@ impl WorkerThread {
             let owner_latch = unsafe { (*latch).owner_latch() };
             self.deferred.owner_latch.set(owner_latch);
         }
-    }
-
-    /// The arena this worker's scope spawns allocate from.
-    pub(crate) fn job_arena(&self) -> &JobArena {
-        &self.job_arena
     }
 
     /// A job of `chunk` ran on this worker: gives its reference back later.

@@ -55,8 +55,9 @@ mod thread;
 mod wait;
 
 /// The per-thread half of a worker: its deque and its identity. Lives on the worker's
-/// stack (the thread body, `thread.rs`) for the thread's whole life, or, for the building thread of a
-/// `use_current_thread` pool, in that thread's `ADOPTED` slot until the thread exits.
+/// stack (the thread body, `thread.rs`) for the thread's whole life, or, for the building
+/// thread of a `use_current_thread` pool, in that thread's `ADOPTED` slot until the
+/// thread exits.
 pub(crate) struct WorkerThread {
     /// This worker's deque: its own jobs, LIFO (`WorkerQueues::deque`).
     deque: Worker<JobRef>,
@@ -197,6 +198,11 @@ impl WorkerThread {
         &self.private_stack
     }
 
+    /// The arena this worker's scope spawns allocate from.
+    pub(crate) fn job_arena(&self) -> &JobArena {
+        &self.job_arena
+    }
+
     /// This worker's counters (metrics).
     #[inline]
     pub(crate) fn counters(&self) -> &WorkerCounters {
@@ -214,12 +220,12 @@ impl WorkerThread {
         job
     }
 
-    /// `take_local_job`, except that every `FAIR_INTERVAL`-th call first takes one job
-    /// from elsewhere, if there is any: the oldest job of the batch queue (what an earlier
-    /// batch steal brought), else the injector's oldest. Work from outside starts within a
+    /// `take_local_job`, except that every `FAIR_INTERVAL`-th call first takes one job from
+    /// elsewhere, if there is any: the oldest job of the batch queue (what an earlier batch
+    /// steal brought), else the injector's oldest. Work from outside starts within a
     /// bounded number of local jobs even while the own deque never runs dry (tokio's and
-    /// Go's global-queue interval). Only between top-level jobs (`WaitFrame::Top`): inside a
-    /// user's frame an injected job would overtake local work where rayon-core runs the
+    /// Go's global-queue interval). Only between top-level jobs (`WaitFrame::Top`): inside
+    /// a user's frame an injected job would overtake local work where rayon-core runs the
     /// local work, and the frame may hold a lock or a borrow the injected job takes.
     #[inline]
     fn take_local_job_fair(&self) -> Option<JobRef> {
