@@ -235,3 +235,112 @@ fn fifo_jobs_queued_by_a_building_thread_that_exits_still_run() {
         }
     });
 }
+
+/// The message of a build refused because the thread already is (or is becoming) a worker.
+const ALREADY_IN_POOL: &str = "The current thread is already part of another thread pool.";
+
+/// User code that runs while a `use_current_thread` pool is built on this thread (its
+/// spawn handler, its `thread_name` closure) tries to make the thread worker 0 of another
+/// pool first. As on rayon-core, which adopts the thread before it starts the other
+/// workers, that inner build fails and the outer one succeeds; the thread used to become
+/// the inner pool's worker, which made the outer build panic (and abort, in a debug
+/// build) and left the inner pool without its worker 0.
+#[test]
+fn user_code_in_a_use_current_thread_build_cannot_adopt_the_thread_first() {
+    watchdog(60, || {
+        for through_thread_name in [false, true] {
+            thread::spawn(move || {
+                let inner_errors = Arc::new(std::sync::Mutex::new(Vec::new()));
+                let try_inner = {
+                    let inner_errors = Arc::clone(&inner_errors);
+                    move || {
+                        let inner = ThreadPoolBuilder::new()
+                            .num_threads(1)
+                            .use_current_thread()
+                            .build();
+                        inner_errors
+                            .lock()
+                            .unwrap()
+                            .push(inner.map(drop).map_err(|e| e.to_string()));
+                    }
+                };
+                let builder = ThreadPoolBuilder::new().num_threads(3).use_current_thread();
+                let outer = if through_thread_name {
+                    builder
+                        .thread_name(move |i| {
+                            try_inner();
+                            format!("outer-{i}")
+                        })
+                        .build()
+                } else {
+                    builder
+                        .spawn_handler(move |t| {
+                            try_inner();
+                            thread::Builder::new().spawn(move || t.run()).map(drop)
+                        })
+                        .build()
+                }
+                .unwrap();
+                let errors = inner_errors.lock().unwrap().clone();
+                assert!(!errors.is_empty(), "the user code did not run");
+                for inner in errors {
+                    assert_eq!(inner, Err(ALREADY_IN_POOL.to_string()));
+                }
+                assert_eq!(outer.current_thread_index(), Some(0));
+                assert_eq!(outer.broadcast(|ctx| ctx.index()), [0, 1, 2]);
+                assert_eq!(outer.install(|| stealpool::join(|| 1, || 2)), (1, 2));
+            })
+            .join()
+            .unwrap();
+        }
+    });
+}
+
+/// A spawn handler that runs a worker's body on the building thread of a
+/// `use_current_thread` pool (instead of a new thread) panics, as on rayon-core; the
+/// threads already started exit, and the thread can still build a pool of its own.
+#[test]
+fn a_spawn_handler_cannot_run_a_worker_on_the_adopting_thread() {
+    watchdog(60, || {
+        thread::spawn(|| {
+            let exits = Arc::new(AtomicUsize::new(0));
+            let exits_in_pool = Arc::clone(&exits);
+            let started = Arc::new(AtomicUsize::new(0));
+            let started_in_handler = Arc::clone(&started);
+            let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                ThreadPoolBuilder::new()
+                    .num_threads(3)
+                    .use_current_thread()
+                    .exit_handler(move |_| {
+                        exits_in_pool.fetch_add(1, Ordering::SeqCst);
+                    })
+                    .spawn_handler(move |t| {
+                        if t.index() == 2 {
+                            t.run(); // on this very thread: refused
+                        } else {
+                            started_in_handler.fetch_add(1, Ordering::SeqCst);
+                            thread::Builder::new().spawn(move || t.run())?;
+                        }
+                        Ok(())
+                    })
+                    .build()
+            }))
+            .expect_err("the build ran a worker on the adopting thread");
+            let message = common::payload_str(&*panic).unwrap_or_default().to_string();
+            assert!(message.contains("already a pool worker"), "{message}");
+            assert!(common::wait_until(WAIT, || {
+                exits.load(Ordering::SeqCst) == started.load(Ordering::SeqCst)
+            }));
+            assert_eq!(started.load(Ordering::SeqCst), 1);
+            assert_eq!(stealpool::current_thread_index(), None);
+            let pool = ThreadPoolBuilder::new()
+                .num_threads(2)
+                .use_current_thread()
+                .build()
+                .unwrap();
+            assert_eq!(pool.current_thread_index(), Some(0));
+        })
+        .join()
+        .unwrap();
+    });
+}

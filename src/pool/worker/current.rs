@@ -20,6 +20,11 @@ thread_local! {
     static ADOPTED: std::cell::RefCell<Option<Box<WorkerThread>>> =
         const { std::cell::RefCell::new(None) };
 
+    /// Set while this thread builds a `use_current_thread` pool, whose worker 0 it becomes
+    /// once the build is over (`Adopting`): until then it must not become a worker of
+    /// another pool (user code runs during the build: the spawn handler, `thread_name`).
+    static ADOPTING: Cell<bool> = const { Cell::new(false) };
+
     /// The current worker's [`PrivateStackRef`], once its light barrier is fixed
     /// ([`WorkerThread::fix_current_private_stack`]); `None` on any other thread. Cleared
     /// with `WORKER_THREAD_STATE` when the worker is dropped.
@@ -65,12 +70,24 @@ impl<'a> PrivateStackRef<'a> {
 
 impl Drop for WorkerThread {
     fn drop(&mut self) {
-        // Unregister, so the thread-local never points at a dead frame.
-        WorkerThread::clear_private_stack();
+        // Unregister, so the thread-local never points at a dead frame. A worker whose
+        // registration failed (`set_current` found another) leaves that one registered.
         WORKER_THREAD_STATE.with(|t| {
-            debug_assert!(ptr::eq(t.get(), self));
-            t.set(ptr::null());
+            if ptr::eq(t.get(), self) {
+                WorkerThread::clear_private_stack();
+                t.set(ptr::null());
+            }
         });
+    }
+}
+
+/// While alive: the current thread is building a `use_current_thread` pool
+/// ([`WorkerThread::adopting`]).
+pub(crate) struct Adopting(());
+
+impl Drop for Adopting {
+    fn drop(&mut self) {
+        ADOPTING.with(|a| a.set(false));
     }
 }
 
@@ -94,6 +111,29 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn is_worker_thread() -> bool {
         !WORKER_THREAD_STATE.with(Cell::get).is_null()
+    }
+
+    /// Whether the current thread is a worker of any pool, or is building a
+    /// `use_current_thread` pool (whose worker 0 it is about to become).
+    pub(crate) fn is_or_becomes_worker() -> bool {
+        WorkerThread::is_worker_thread() || ADOPTING.with(Cell::get)
+    }
+
+    /// Marks the current thread as building a `use_current_thread` pool until the returned
+    /// guard drops: meanwhile [`is_or_becomes_worker`](Self::is_or_becomes_worker) is
+    /// `true`, so that user code run by the build (the spawn handler, `thread_name`)
+    /// cannot make it a worker of another pool first (as on rayon-core, which adopts the
+    /// thread before it starts the other workers).
+    ///
+    /// # Panics
+    /// If the current thread is a worker or building such a pool already.
+    pub(crate) fn adopting() -> Adopting {
+        assert!(
+            !WorkerThread::is_or_becomes_worker(),
+            "stealpool: this thread is already a pool worker"
+        );
+        ADOPTING.with(|a| a.set(true));
+        Adopting(())
     }
 
     /// Makes `thread` the current thread's worker for the rest of the thread's life (the

@@ -122,8 +122,8 @@ impl ThreadBuilder {
     /// the pool terminates, then the exit handler. Blocks until then.
     ///
     /// # Panics
-    /// If the current thread is already a worker of a pool (a spawn handler must call
-    /// `run` on a new thread).
+    /// If the current thread is already a worker of a pool, or is building a
+    /// `use_current_thread` pool (a spawn handler must call `run` on a new thread).
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -138,8 +138,9 @@ impl ThreadBuilder {
     /// ```
     pub fn run(self) {
         assert!(
-            !WorkerThread::is_worker_thread(),
-            "stealpool: ThreadBuilder::run called on a thread that is already a pool worker"
+            !WorkerThread::is_or_becomes_worker(),
+            "stealpool: ThreadBuilder::run called on a thread that is already a pool worker \
+             (or building a `use_current_thread` pool)"
         );
         // SAFETY: the current thread is not a worker (checked above), and `thread_body`
         // keeps its `WorkerThread` on this frame until it returns.
