@@ -11,11 +11,13 @@ use stealpool::ThreadPoolBuilder;
 
 const VAR: &str = "STEALPOOL_NUM_THREADS";
 const RAYON: &str = "RAYON_NUM_THREADS";
+const RS_NUM_CPUS: &str = "RAYON_RS_NUM_CPUS";
 
 #[test]
 fn stealpool_num_threads_sets_the_default() {
     watchdog(60, || {
         env::remove_var(RAYON);
+        env::remove_var(RS_NUM_CPUS);
         env::set_var(VAR, "3");
         let pool = ThreadPoolBuilder::new().build().expect("build with VAR=3");
         assert_eq!(pool.current_num_threads(), 3);
@@ -69,7 +71,8 @@ fn stealpool_num_threads_sets_the_default() {
                 .current_num_threads(),
             5
         );
-        for ignored in ["0", "", "abc"] {
+        // Parsed as written, as rayon-core parses it: " 3" is not a number there.
+        for ignored in ["0", "", "abc", " 3"] {
             env::set_var(RAYON, ignored);
             let pool = ThreadPoolBuilder::new().build().unwrap();
             assert_eq!(
@@ -78,6 +81,18 @@ fn stealpool_num_threads_sets_the_default() {
                 "{RAYON}={ignored:?}"
             );
         }
+        // rayon-core's deprecated RAYON_RS_NUM_CPUS counts when RAYON_NUM_THREADS is unset
+        // or not a number, but not when it is 0 (one worker per CPU).
+        env::set_var(RS_NUM_CPUS, "4");
+        for (rayon, expected) in [(None, 4), (Some("abc"), 4), (Some("0"), num_cpus::get())] {
+            match rayon {
+                Some(value) => env::set_var(RAYON, value),
+                None => env::remove_var(RAYON),
+            }
+            let pool = ThreadPoolBuilder::new().build().unwrap();
+            assert_eq!(pool.current_num_threads(), expected, "{RAYON}={rayon:?}");
+        }
+        env::remove_var(RS_NUM_CPUS);
         // STEALPOOL_NUM_THREADS, when set, wins.
         env::set_var(RAYON, "5");
         env::set_var(VAR, "3");

@@ -3,7 +3,9 @@
 //! (`env.rs` names the variables).
 
 use super::build_error::{ErrorKind, ThreadPoolBuildError};
-use super::env::{ISOLATE_WAITS_ENV, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
+use super::env::{
+    ISOLATE_WAITS_ENV, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV, RAYON_RS_NUM_CPUS_ENV,
+};
 use crate::sleep::THREADS_MAX;
 use std::any::Any;
 
@@ -97,14 +99,9 @@ impl<S> Config<S> {
                         )))
                     }
                 },
-                Err(std::env::VarError::NotPresent) => match std::env::var(RAYON_NUM_THREADS_ENV)
-                    .ok()
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-                {
-                    // rayon-core's rule: only a positive number counts.
-                    Some(n) if n > 0 => n,
-                    _ => default_num_threads(),
-                },
+                Err(std::env::VarError::NotPresent) => {
+                    rayon_num_threads().unwrap_or_else(default_num_threads)
+                }
                 Err(std::env::VarError::NotUnicode(value)) => {
                     return Err(ThreadPoolBuildError::new(ErrorKind::InvalidNumThreads(
                         value.to_string_lossy().into_owned(),
@@ -142,6 +139,19 @@ impl<S> Config<S> {
     /// The name of worker `index`, if the builder names threads.
     pub(crate) fn thread_name(&mut self, index: usize) -> Option<String> {
         self.thread_name.as_mut().map(|f| f(index))
+    }
+}
+
+/// The thread count rayon-core 1.13 reads from its variables, if they set one:
+/// [`RAYON_NUM_THREADS_ENV`] when it is a positive integer (`0`: none, one per CPU,
+/// without looking further), else the deprecated `RAYON_RS_NUM_CPUS` when it is one. The
+/// values are parsed as written, as rayon-core does.
+fn rayon_num_threads() -> Option<usize> {
+    let read = |var| std::env::var(var).ok()?.parse::<usize>().ok();
+    match read(RAYON_NUM_THREADS_ENV) {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => read(RAYON_RS_NUM_CPUS_ENV).filter(|&n| n > 0),
     }
 }
 

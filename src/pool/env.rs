@@ -25,8 +25,10 @@
 pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
 
 /// rayon-core's thread-count variable, `RAYON_NUM_THREADS`: read only when
-/// [`NUM_THREADS_ENV`] is unset, with rayon-core's rules (a positive integer sets the
-/// count; anything else, including `0`, is ignored).
+/// [`NUM_THREADS_ENV`] is unset, with rayon-core 1.13's rules: a positive integer, as
+/// written (no whitespace), sets the count; `0` means one worker per logical CPU; anything
+/// else is ignored, and then rayon-core's deprecated `RAYON_RS_NUM_CPUS` is read (a
+/// positive integer sets the count).
 ///
 /// ```
 /// use stealpool::{ThreadPoolBuilder, NUM_THREADS_ENV, RAYON_NUM_THREADS_ENV};
@@ -35,6 +37,10 @@ pub const NUM_THREADS_ENV: &str = "STEALPOOL_NUM_THREADS";
 /// assert_eq!(ThreadPoolBuilder::new().build().unwrap().current_num_threads(), 2);
 /// ```
 pub const RAYON_NUM_THREADS_ENV: &str = "RAYON_NUM_THREADS";
+
+/// rayon-core's deprecated thread-count variable, read after [`RAYON_NUM_THREADS_ENV`]
+/// as rayon-core reads it.
+pub(crate) const RAYON_RS_NUM_CPUS_ENV: &str = "RAYON_RS_NUM_CPUS";
 
 /// The environment variable that isolates the waits of every job of every pool whose
 /// builder did not call [`isolate_waits`](crate::ThreadPoolBuilder::isolate_waits), the
