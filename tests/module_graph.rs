@@ -213,7 +213,12 @@ fn reexports(
         let Some(at) = stmt.find("use ") else {
             continue;
         };
-        if !stmt[..at].trim_end().ends_with(['b', ')']) {
+        // `pub use`, `pub(crate) use`, `pub(super) use`: the word before `use`.
+        if !stmt[..at]
+            .split_whitespace()
+            .last()
+            .is_some_and(|word| word.starts_with("pub"))
+        {
             continue;
         }
         let tree = &stmt[at + "use ".len()..];

@@ -40,6 +40,17 @@ fn handleless_pool_with_running_spawn(n: usize) -> Sender<()> {
     release_tx
 }
 
+/// Builds a `use_current_thread` pool on the calling thread and checks that the thread
+/// became its worker 0: nothing left it a worker of another pool.
+fn assert_becomes_worker_0_of_a_new_pool() {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .use_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(pool.current_thread_index(), Some(0));
+}
+
 #[test]
 fn build_global_race_does_not_adopt_the_loser() {
     watchdog(60, || {
@@ -68,12 +79,7 @@ fn build_global_race_does_not_adopt_the_loser() {
                 "spawn ran inline, not on the global pool"
             );
             // And it can still become worker 0 of a pool of its own.
-            let pool = ThreadPoolBuilder::new()
-                .num_threads(2)
-                .use_current_thread()
-                .build()
-                .unwrap();
-            assert_eq!(pool.current_thread_index(), Some(0));
+            assert_becomes_worker_0_of_a_new_pool();
         })
         .join()
         .unwrap();
@@ -333,12 +339,7 @@ fn a_spawn_handler_cannot_run_a_worker_on_the_adopting_thread() {
             }));
             assert_eq!(started.load(Ordering::SeqCst), 1);
             assert_eq!(stealpool::current_thread_index(), None);
-            let pool = ThreadPoolBuilder::new()
-                .num_threads(2)
-                .use_current_thread()
-                .build()
-                .unwrap();
-            assert_eq!(pool.current_thread_index(), Some(0));
+            assert_becomes_worker_0_of_a_new_pool();
         })
         .join()
         .unwrap();

@@ -25,14 +25,15 @@ pub(crate) fn start_registry<S: ThreadSpawn>(
     let n_threads = config.num_threads()?;
     let isolate_waits = config.isolate_waits()?;
     let use_current_thread = config.use_current_thread;
-    if use_current_thread && WorkerThread::is_or_becomes_worker() {
-        return Err(ThreadPoolBuildError::new(
-            ErrorKind::CurrentThreadAlreadyInPool,
-        ));
-    }
     // Until the build is over, this thread counts as worker 0: user code run below (the
     // spawn handler, `thread_name`) cannot make it a worker of another pool meanwhile.
-    let adopting = use_current_thread.then(WorkerThread::adopting);
+    let adopting = match use_current_thread {
+        true => Some(
+            WorkerThread::adopting()
+                .ok_or_else(|| ThreadPoolBuildError::new(ErrorKind::CurrentThreadAlreadyInPool))?,
+        ),
+        false => None,
+    };
     let (registry, queues) = Registry::new(&mut config, n_threads, isolate_waits, global);
 
     // If a thread fails to start, or `thread_name` panics, the threads already started

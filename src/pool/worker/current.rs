@@ -123,17 +123,14 @@ impl WorkerThread {
     /// guard drops: meanwhile [`is_or_becomes_worker`](Self::is_or_becomes_worker) is
     /// `true`, so that user code run by the build (the spawn handler, `thread_name`)
     /// cannot make it a worker of another pool first (as on rayon-core, which adopts the
-    /// thread before it starts the other workers).
-    ///
-    /// # Panics
-    /// If the current thread is a worker or building such a pool already.
-    pub(crate) fn adopting() -> Adopting {
-        assert!(
-            !WorkerThread::is_or_becomes_worker(),
-            "stealpool: this thread is already a pool worker"
-        );
+    /// thread before it starts the other workers). `None` if the thread already is a
+    /// worker, or is building such a pool.
+    pub(crate) fn adopting() -> Option<Adopting> {
+        if WorkerThread::is_or_becomes_worker() {
+            return None;
+        }
         ADOPTING.with(|a| a.set(true));
-        Adopting(())
+        Some(Adopting(()))
     }
 
     /// Makes `thread` the current thread's worker for the rest of the thread's life (the
